@@ -1,0 +1,51 @@
+# rlprep: two commands do all the setup.
+#   make lab   - create .venv if missing, install, open JupyterLab on notebooks/00_start_here.ipynb
+#   make test  - the same setup, then the whole test suite (what CI runs)
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.rlprep-installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help venv lab test test-fast release bench gpu-check e2e clean
+
+help:
+	@echo "make lab        open the course in JupyterLab (installs on first use)"
+	@echo "make test       install, then run the whole test suite (CI runs this)"
+	@echo "make release    regenerate labs/ from solutions/ with nbgrader"
+	@echo "make bench      CPU benchmarks -> docs/benchmarks.md"
+	@echo "make gpu-check  every lab in the gpu profile plus the GPU benchmarks (< 8 min)"
+	@echo "make e2e        drive JupyterLab in headless Chromium, screenshots in build/e2e/"
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "rlprep needs Python >= 3.11; set PYTHON=python3.11")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[course]"
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+lab: $(STAMP)
+	$(PY) -m rlprep lab
+
+test: $(STAMP)
+	RLPREP_PROFILE=smoke $(PY) -m pytest -q tests
+
+release: $(STAMP)
+	$(PY) -m rlprep release
+
+bench: $(STAMP)
+	$(PY) -m rlprep bench
+
+gpu-check: $(STAMP)
+	$(PY) -m rlprep bench --gpu
+
+e2e: $(STAMP)
+	$(PY) -m pytest -q -m e2e tests/e2e
+
+clean:
+	rm -rf build .pytest_cache

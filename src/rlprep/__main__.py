@@ -1,0 +1,5 @@
+import sys
+
+from rlprep.cli import main
+
+sys.exit(main())

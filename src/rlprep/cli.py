@@ -1,0 +1,74 @@
+"""The ``rlprep`` command line: one entry point, subcommands loaded on demand.
+
+Each subcommand lives in the module that owns its feature and exposes two functions:
+``configure(parser)`` adds its arguments, ``run(args) -> int`` does the work.
+Loading on demand keeps ``rlprep --help`` fast (no torch import).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from dataclasses import dataclass
+
+from rlprep import __version__
+from rlprep.errors import RlprepError
+
+
+@dataclass(frozen=True)
+class Command:
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "profile": Command("rlprep.profile_cli", "show the active profile and what it trains"),
+}
+
+
+def _top_level_help() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = [
+        f"usage: rlprep <command> [options]    (rlprep {__version__})",
+        "",
+        "An interactive course for LLM reinforcement-learning interviews.",
+        "",
+        "commands:",
+    ]
+    lines += [f"  {name:<{width}}  {cmd.help}" for name, cmd in COMMANDS.items()]
+    lines += ["", "Run 'rlprep <command> --help' for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_top_level_help())
+        return 0
+    if argv[0] == "--version":
+        print(__version__)
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"error: unknown command {name!r}\nfix: run 'rlprep --help' to list the commands", file=sys.stderr)
+        return 2
+    command = COMMANDS[name]
+    try:
+        module = importlib.import_module(command.module)
+        parser = argparse.ArgumentParser(prog=f"rlprep {name}", description=command.help)
+        module.configure(parser)
+        args = parser.parse_args(rest)
+        return int(module.run(args) or 0)
+    except RlprepError as err:
+        print(f"error: {err.problem}", file=sys.stderr)
+        if err.fix:
+            print(f"fix: {err.fix}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted: nothing already saved was lost", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

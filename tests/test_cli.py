@@ -1,0 +1,36 @@
+"""The CLI's contract: help lists the commands, bad input exits 2 with a fix, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from rlprep.cli import COMMANDS, main
+
+
+def test_help_lists_every_command(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in out
+
+
+def test_unknown_command_is_a_clear_error(capsys):
+    assert main(["frobnicate"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command" in err and "fix:" in err
+
+
+def test_unknown_profile_names_the_fix():
+    proc = subprocess.run([sys.executable, "-m", "rlprep", "profile", "--profile", "huge"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "unknown profile 'huge'" in proc.stderr
+    assert "smoke, cpu, gpu" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_every_command_has_a_working_help():
+    for name in COMMANDS:
+        proc = subprocess.run([sys.executable, "-m", "rlprep", name, "--help"], capture_output=True, text=True)
+        assert proc.returncode == 0, (name, proc.stderr)

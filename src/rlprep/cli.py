@@ -23,6 +23,7 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {
+    "lab": Command("rlprep.lab_cli", "open the course in JupyterLab (learner mode, start page)"),
     "profile": Command("rlprep.profile_cli", "show the active profile and what it trains"),
 }
 

@@ -1,0 +1,90 @@
+"""``rlprep lab``: open the course in JupyterLab, in learner mode, on the start page.
+
+Learner mode hides the instructor extensions (nbgrader's formgrader, create-assignment and course list)
+and the news popup, serves the repository root, and starts on ``notebooks/00_start_here.ipynb``.
+The settings live in a course-local Jupyter config dir (``build/jupyter-learner``) that is put first
+on ``JUPYTER_CONFIG_PATH``, so the learner's own Jupyter config is left untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rlprep.errors import RlprepError
+from rlprep.paths import repo_root
+
+START_PAGE = "notebooks/00_start_here.ipynb"
+
+# Lab plugins a learner should not see (instructor tools, news popup).
+LEARNER_DISABLED = [
+    "@jupyter/nbgrader:formgrader",
+    "@jupyter/nbgrader:create-assignment",
+    "@jupyter/nbgrader:course-list",
+    "@jupyterlab/apputils-extension:announcements",
+]
+
+
+def write_learner_config(config_dir: Path, instructor: bool = False) -> Path:
+    """Write ``labconfig/page_config.json`` that disables the instructor plugins; returns the file."""
+    disabled = {} if instructor else {name: True for name in LEARNER_DISABLED}
+    # The announcements popup is noise for instructors too.
+    disabled["@jupyterlab/apputils-extension:announcements"] = True
+    path = config_dir / "labconfig" / "page_config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"disabledExtensions": disabled}, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def _has_display() -> bool:
+    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def build_command(root: Path, port: int, open_browser: bool) -> list[str]:
+    cmd = [sys.executable, "-m", "jupyterlab", START_PAGE,
+           f"--ServerApp.root_dir={root}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+           "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    if not open_browser:
+        cmd.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    return cmd
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=8888, help="port to serve on (default 8888; the next free one is used)")
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser; print the URL (automatic without a display)")
+    parser.add_argument("--instructor", action="store_true", help="keep nbgrader's instructor extensions (formgrader, create-assignment)")
+    parser.add_argument("--dry-run", action="store_true", help="print the command and environment instead of starting JupyterLab")
+
+
+def run(args: argparse.Namespace) -> int:
+    root = repo_root()
+    if root is None or not (root / START_PAGE).is_file():
+        raise RlprepError(
+            "the course notebooks were not found (rlprep lab needs a checkout of the course repository)",
+            "clone the repository and run 'make lab' in it",
+        )
+    config_dir = root / "build" / "jupyter-learner"
+    write_learner_config(config_dir, instructor=args.instructor)
+    env = dict(os.environ)
+    env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in [str(config_dir), env.get("JUPYTER_CONFIG_PATH", "")] if p)
+    env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    open_browser = _has_display() and not args.no_browser
+    cmd = build_command(root, args.port, open_browser)
+    if args.dry_run:
+        print("JUPYTER_CONFIG_PATH=" + env["JUPYTER_CONFIG_PATH"])
+        print(" ".join(cmd))
+        return 0
+    if not open_browser:
+        print("No display found: JupyterLab runs headless. Open the http://127.0.0.1:... URL it prints below.")
+    try:
+        return subprocess.call(cmd, cwd=root, env=env)
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,50 @@
+"""Walkthrough notebooks: committed clean (no outputs, stable ids) and executable end to end in the smoke profile."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+STABLE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+RANDOM_ID = re.compile(r"^[0-9a-f]{8}(-[0-9a-f]{4}){0,4}")
+
+
+def _ids(nb):
+    return [cell.get("id") for cell in nb.cells]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_committed_clean(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None, f"{path.name}: cell {cell.id} has outputs"
+    ids = _ids(nb)
+    assert len(set(ids)) == len(ids), f"{path.name}: duplicate cell ids"
+    for cid in ids:
+        assert cid and STABLE_ID.match(cid) and not RANDOM_ID.match(cid), f"{path.name}: cell id {cid!r} is not a readable slug"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_executes_in_smoke_profile(path, tmp_path):
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    env_backup = dict(os.environ)
+    os.environ["RLPREP_PROFILE"] = "smoke"
+    os.environ["RLPREP_HOME"] = str(tmp_path / "home")
+    try:
+        NotebookClient(nb, timeout=180, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(env_backup)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors

@@ -25,6 +25,7 @@ LEARNER_DISABLED = [
     "@jupyter/nbgrader:formgrader",
     "@jupyter/nbgrader:create-assignment",
     "@jupyter/nbgrader:course-list",
+    "@jupyter/nbgrader:menu",
     "@jupyterlab/apputils-extension:announcements",
 ]
 

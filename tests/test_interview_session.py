@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import signal
+import sys
 
 import pytest
 
@@ -231,3 +232,38 @@ def test_cli_bad_answers_file_and_unknown_id_are_clear_errors(tmp_path):
     assert proc.returncode == 2 and "no answers file" in proc.stderr and "fix:" in proc.stderr
     proc = run_cli(["mock", "--ids", "W33"], tmp_path / "home", stdin="")
     assert proc.returncode == 2 and "no bank entry for W33" in proc.stderr
+
+
+def test_terminal_session_on_a_real_tty_ctrl_d_then_ctrl_c(tmp_path):
+    """On a terminal: the prompt counts down, Ctrl-D ends an answer, a bad rating is asked again, Ctrl-C stops."""
+    pexpect = pytest.importorskip("pexpect")
+    from interview_support import cli_env
+
+    home = tmp_path / "home"
+    child = pexpect.spawn(sys.executable, ["-m", "rlprep", "mock", *IDS], env=cli_env(home), encoding="utf-8",
+                          timeout=20)
+    child.expect(r"\[5:00 left\] ")
+    child.sendline("the TD residual δ")
+    child.expect(r"left\] ")
+    child.sendeof()                                      # Ctrl-D: end of this answer, not of the session
+    child.expect("追问")
+    child.expect(r"left\] ")
+    child.sendline("Monte Carlo")
+    child.sendline("")
+    child.expect("rating> ")
+    child.sendline("7")
+    child.expect("not a rating")
+    child.expect("rating> ")
+    child.sendline("4")
+    child.expect("Question 2/3")
+    child.expect(r"left\] ")
+    child.sendline("clip, not equivalent")
+    child.expect(r"left\] ")
+    child.sendintr()                                     # Ctrl-C mid-answer
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130 and "Traceback" not in child.before
+    with History(home / "history.sqlite") as history:
+        rows = history.answers()
+    assert [(r["qid"], r["self_rating"], r["interrupted"]) for r in rows] == [("W04", 4, 0), ("W05", None, 1)]
+    assert rows[0]["covered"] == [0, 2] and rows[1]["answer"] == "clip, not equivalent"

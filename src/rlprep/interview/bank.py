@@ -46,6 +46,7 @@ _NOTEBOOK_LINK = re.compile(r"^notebooks/[0-9A-Za-z_\-]+\.ipynb#(?P<anchor>[WG]\
 _FIELDS = {"id", "source", "question", "topics", "difficulty", "key_points", "follow_ups", "spoken_answer_zh",
            "notebook", "sources", "misconceptions"}
 _OPTIONAL = {"misconceptions"}
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # C parser if built: 52 entries 0.57 s -> 0.07 s
 
 
 @dataclass(frozen=True)
@@ -276,7 +277,7 @@ def load_entry(path: str | Path, known_ids: dict[str, str] | None = None) -> Que
 
 def _load_one(path: Path, known_ids: dict[str, str] | None) -> tuple[Question | None, list[str]]:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "(yaml)"

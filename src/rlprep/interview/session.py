@@ -359,9 +359,9 @@ class _Reader:
         if self.interactive:
             try:
                 return input(prompt)
-            except EOFError:
+            except EOFError:  # Ctrl-D on a terminal ends the answer, like an empty line; Ctrl-C ends the session
                 self.out.write("\n")
-                return None
+                return ""
         line = self.stream.readline()
         return None if line == "" else line.rstrip("\n")
 

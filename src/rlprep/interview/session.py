@@ -217,10 +217,6 @@ class MockSession:
     def current(self) -> AnswerRecord | None:
         return self.records[-1] if self.records else None
 
-    @property
-    def done(self) -> bool:
-        return len(self.records) >= len(self.questions) and (not self.records or self.records[-1].answer_id is not None)
-
     def ask(self) -> Question:
         """Start the next question's clock and return it."""
         if len(self.records) >= len(self.questions):

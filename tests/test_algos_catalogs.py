@@ -46,3 +46,20 @@ def test_every_graded_function_has_a_catalog_and_a_check():
     graded = {name for _, name in REFERENCES}
     assert graded == set(CHECKS)
     assert len(graded) == 17
+
+
+@pytest.mark.parametrize("lab,name", REFERENCES, ids=[f"{lab}:{name}" for lab, name in REFERENCES])
+def test_reference_source_works_pasted_alone_into_a_notebook_cell(lab, name):
+    """rlprep release pastes the function's source into an answer cell whose setup cell imported only these."""
+    import inspect
+    import math
+
+    import cv2
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    source = inspect.getsource(getattr(importlib.import_module(LABS[lab]), name))
+    cell_namespace = {"math": math, "np": np, "torch": torch, "F": F, "cv2": cv2}
+    exec(compile(source, f"<answer cell {name}>", "exec"), cell_namespace)
+    CHECKS[name](cell_namespace[name])

@@ -84,7 +84,8 @@ def test_value_loss_inside_clip_range_is_half_mse():
     lambda: masked_mean(torch.zeros(2, 3), torch.ones(3, 2)),
     lambda: ppo_clip_loss(torch.zeros(2, 3), torch.zeros(2, 4), torch.zeros(2, 3), torch.ones(2, 3)),
     lambda: ppo_clip_loss(torch.full((1, 2), float("nan")), torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2)),
-    lambda: kl_penalized_rewards(torch.zeros(2), torch.zeros(2, 3), torch.zeros(2, 3), torch.tensor([[1, 0, 0], [0, 0, 0]]), 0.1),
+    lambda: kl_penalized_rewards(torch.zeros(2), torch.zeros(2, 3), torch.zeros(2, 3),
+                                 torch.tensor([[1, 0, 0], [0, 0, 0]]), 0.1),
     lambda: compute_gae_tokens(torch.zeros(2, 3), torch.zeros(2, 3), torch.ones(2, 3), gamma=1.5),
     lambda: value_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(3), torch.ones(2, 3)),
     lambda: bradley_terry_loss(torch.zeros(2, 1), torch.zeros(2, 1)),
@@ -125,7 +126,8 @@ def test_sequence_logprobs_matches_the_causal_lm_loss():
     labels = torch.randint(0, 11, (2, 6), generator=_g(7))
     mask = _mask([6, 4], 6)
     got = sequence_logprobs(logits, labels, mask)
-    nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels.masked_fill(mask == 0, -100), reduction="none")
+    nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels.masked_fill(mask == 0, -100),
+                                            reduction="none")  # (B, T)
     assert torch.allclose(got, -nll.sum(1), atol=1e-5)
 
 

@@ -144,7 +144,8 @@ def format_table(result, key="timings_ms"):
              "|---" * (len(cols) + 4) + "|"]
     for name, row in result[key].items():
         early = row["early_exit"]
-        r = {"early_exit_over_floor": early / row["floor"], "opencv_pipeline_over_early_exit": row["opencv_pipeline"] / early,
+        r = {"early_exit_over_floor": early / row["floor"],
+             "opencv_pipeline_over_early_exit": row["opencv_pipeline"] / early,
              "numpy_over_early_exit": row["numpy_vectorized"] / early}
         lines.append(f"| {name} | " + " | ".join(f"{row[c]:.2f}" for c in cols)
                      + f" | {r['early_exit_over_floor']:.2f} | {r['opencv_pipeline_over_early_exit']:.1f}"

@@ -41,7 +41,8 @@ def iw_ignores_clip(logp_target, logp_behavior, clip=None):
 
 # is_estimate ---------------------------------------------------------------------------------------------------
 def _w(logp_target, logp_behavior, clip):
-    w = torch.exp(torch.as_tensor(logp_target, dtype=torch.float64) - torch.as_tensor(logp_behavior, dtype=torch.float64))
+    lt, lb = torch.as_tensor(logp_target, dtype=torch.float64), torch.as_tensor(logp_behavior, dtype=torch.float64)
+    w = torch.exp(lt - lb)
     return w if clip is None else w.clamp(max=clip)
 
 

@@ -91,7 +91,8 @@ def grpo_loss(
     Returns:
         Scalar tensor; 0 when no token is valid (denominators clamped at 1, as TRL).
     """
-    if logp_new.ndim != 2 or not (logp_new.shape == logp_old.shape == mask.shape) or advantages.shape != logp_new.shape[:1]:
+    if logp_new.ndim != 2 or not (logp_new.shape == logp_old.shape == mask.shape) \
+            or advantages.shape != logp_new.shape[:1]:
         raise ValueError(f"need logp_new, logp_old, mask [B, T] and advantages [B]; got {tuple(logp_new.shape)}, "
                          f"{tuple(logp_old.shape)}, {tuple(mask.shape)}, {tuple(advantages.shape)}")
     if eps_low < 0 or eps_high < 0 or beta < 0:
@@ -139,7 +140,8 @@ def diagnose_zero_loss(stats: dict) -> str:
     Returns:
         One of "no_valid_tokens", "zero_advantage", "all_clipped", "expected".
     """
-    required = ("loss", "grad_norm", "frac_zero_std_groups", "frac_valid_tokens", "clip_frac", "beta", "num_iterations")
+    required = ("loss", "grad_norm", "frac_zero_std_groups", "frac_valid_tokens", "clip_frac", "beta",
+                "num_iterations")
     missing = [key for key in required if key not in stats]
     if missing:
         raise ValueError(f"stats is missing {missing}; log all of {list(required)} each step")

@@ -89,7 +89,8 @@ def diff_bbox_robust(
     if img_a.shape != img_b.shape:
         raise ValueError(f"images must have the same shape; got {img_a.shape} and {img_b.shape}")
     if not (sigma > 0 and k > 0 and min_delta >= 0 and min_area >= 1):
-        raise ValueError(f"need sigma > 0, k > 0, min_delta >= 0, min_area >= 1; got {sigma}, {k}, {min_delta}, {min_area}")
+        raise ValueError(f"need sigma > 0, k > 0, min_delta >= 0, min_area >= 1; got {sigma}, {k}, {min_delta}, "
+                         f"{min_area}")
     diff = img_b.astype(np.float32) - img_a.astype(np.float32)  # (H, W[, C]) signed, no wrap-around
     diff = diff.mean(axis=2) if diff.ndim == 3 else diff  # (H, W)
     diff -= np.median(diff)  # remove a global additive brightness drift

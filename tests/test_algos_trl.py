@@ -118,7 +118,7 @@ def test_dpo_loss_matches_a_real_dpo_trainer_on_tiny_gpt2(tmp_path):
                                "chosen": ["42", "52", " loved it!", " great."],
                                "rejected": ["41", "5", " bad", " awful and boring"]})
     args = DPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, beta=0.1, report_to=[], bf16=False,
-                     gradient_checkpointing=False, use_cpu=True, max_steps=1, save_strategy="no")
+                     activation_checkpointing=False, use_cpu=True, max_steps=1, save_strategy="no")
     trainer = DPOTrainer(model=policy, ref_model=reference, args=args, train_dataset=pairs, processing_class=tokenizer)
     batch = next(iter(trainer.get_train_dataloader()))  # rows [chosen..., rejected...], right-padded
     with torch.no_grad():

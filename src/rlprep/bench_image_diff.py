@@ -99,7 +99,7 @@ def _time_ms(fn, args, repeats):
     return 1e3 * statistics.median(times), 1e3 * min(times)
 
 
-def run_benchmark(height=2160, width=3840, channels=3, repeats=15, slow_repeats=5, seed=0):
+def run_benchmark(height=2160, width=3840, channels=3, repeats=21, slow_repeats=5, seed=0):
     """Median (and best) wall-clock milliseconds per method and scenario, plus median-based ratios.
 
     On a shared machine the medians carry other users' load; ``best_ms`` (the fastest run) is the cleaner

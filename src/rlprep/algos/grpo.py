@@ -112,7 +112,7 @@ def grpo_loss(
         log_r = ref_logp.detach() - logp_new  # (B, T), k3 = exp(log_r) - log_r - 1
         per_token = per_token + beta * (torch.exp(log_r) - log_r - 1)
     m = mask.to(per_token.dtype)
-    masked = torch.where(m > 0, per_token, torch.zeros_like(per_token))  # padding never leaks, even as NaN
+    masked = torch.where(m > 0, per_token, torch.zeros_like(per_token))  # padding never leaks into the value, even as NaN
     aggregations = {
         "token": lambda: masked.sum() / m.sum().clamp(min=1.0),
         "sequence": lambda: (masked.sum(dim=1) / m.sum(dim=1).clamp(min=1.0)).mean(),

@@ -72,6 +72,10 @@ def diff_bbox_robust(
     pixels with |d| > max(k * noise_std, min_delta); open with a 3x3 kernel to drop specks; keep 8-connected
     components of at least ``min_area`` pixels and return the box of their union. A gradual (soft-edged)
     change is found where it rises above that level, so its box is slightly inside the change's full support.
+    Stated tolerance (tests/catalog/properties.py): with per-pixel noise std 3, a global drift up to +-12 grey
+    levels and a raised-cosine blob of amplitude 35-40 and radius 12-18 px, each edge of the returned box lies
+    within 3 px of the box where the blob reaches 25% of its peak (measured: within 1 px over 12 seeds);
+    noise alone and drift alone give None.
 
     Args:
         img_a, img_b: uint8 [H, W] or [H, W, C] arrays of the same shape.

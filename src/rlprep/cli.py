@@ -24,6 +24,8 @@ class Command:
 
 COMMANDS: dict[str, Command] = {
     "profile": Command("rlprep.profile_cli", "show the active profile and what it trains"),
+    "grade": Command("rlprep.grading.grade", "grade a lab notebook with the hidden tests"),
+    "release": Command("rlprep.grading.release", "regenerate labs/ from solutions/ with nbgrader"),
 }
 
 

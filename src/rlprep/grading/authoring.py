@@ -117,8 +117,8 @@ def demo(cell_id: str, code: str) -> nbformat.NotebookNode:
     return cell
 
 
-def notebook(cells: list) -> nbformat.NotebookNode:
-    """A notebook with the course's kernel and unique cell ids."""
+def notebook(cells: list, lab: str | None = None) -> nbformat.NotebookNode:
+    """A notebook with the course's kernel and unique cell ids (``lab`` names it for ``rlprep grade``)."""
     ids = [c.id for c in cells]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
@@ -129,6 +129,8 @@ def notebook(cells: list) -> nbformat.NotebookNode:
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
+    if lab:
+        nb.metadata["rlprep"] = {"lab": lab}
     return nb
 
 

@@ -283,7 +283,7 @@ def build(root=None):
     root = root or repo_root()
     if root is None:
         raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells()), root / "solutions" / LAB / f"{LAB}.ipynb")
+    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import queue
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -45,6 +46,12 @@ class LearnerKernel:
         self.env = dict(os.environ)
         self.env.update({"RLPREP_PROFILE": "smoke", "MPLBACKEND": "Agg", "NBGRADER_EXECUTION": "autograde"})
         self.env.setdefault("OMP_NUM_THREADS", "1")
+        # K imports the same rlprep as the grader (wire, asserts), whatever its working directory
+        import rlprep
+
+        paths = [str(Path(rlprep.__file__).resolve().parents[1])]
+        paths += [str(Path(p).resolve()) for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        self.env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         self.env.update(extra_env or {})
         self.replay: list[str] = []  # cells that ran cleanly, replayed after a restart
         self.restarts = 0
@@ -56,7 +63,8 @@ class LearnerKernel:
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
         self.km = KernelManager(kernel_name=self.kernel_name)
-        self.km.start_kernel(cwd=self.cwd, env=self.env,
+        # the kernel's own stderr (its startup banner, learner warnings) never reaches the grader's output
+        self.km.start_kernel(cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              extra_arguments=["--HistoryManager.hist_file=:memory:"])
         self.kc = self.km.client()
         self.kc.start_channels()
@@ -181,7 +189,8 @@ class LearnerKernel:
             import json
 
             info = json.loads(error.read_text())
-            raise LearnerCallError(f"{func_name} raised {info.get('type')}: {info.get('message')}")
+            detail = f": {info['message']}" if info.get("message") else ""
+            raise LearnerCallError(f"{func_name} raised {info.get('type')}{detail}")
         if not (call_dir / "result.json").exists():
             raise LearnerCallError(f"{func_name} produced no result ({run.ename or 'the call was cut short'})")
         try:

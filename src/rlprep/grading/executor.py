@@ -240,3 +240,28 @@ if NbGraderPreprocessor is not None:
             runner = IsolatedRunner(names, trusted, cell_timeout=self.cell_timeout, call_timeout=self.call_timeout,
                                     deadline=self.deadline, cwd=cwd, kernel_name=self.kernel_name)
             return runner.run(nb), resources
+
+
+def score_in_process(nb, functions: dict) -> dict[str, tuple[float, float, str]]:
+    """Run a solution notebook's test cells (hidden parts included) here, with ``functions`` bound.
+
+    For checking the test code itself (bug catalogs, alternative solutions) without a kernel or nbgrader:
+    returns {grade_id: (points, max_points, message)}. Never use it on learner code you do not trust.
+    """
+    ns: dict = {"__name__": "__rlprep_tests__", "__builtins__": builtins}
+    results = {}
+    for cell in nb.cells:
+        nbg = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not nbg.get("locked"):
+            continue
+        if not nbg.get("grade"):
+            exec(compile(cell.source, "<setup cell>", "exec"), ns)  # noqa: S102
+            continue
+        test_ns = dict(ns, **functions)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                exec(compile(cell.source, "<test cell>", "exec"), test_ns)  # noqa: S102
+            results[nbg["grade_id"]] = (float(nbg["points"]), float(nbg["points"]), "")
+        except Exception as err:  # noqa: BLE001
+            results[nbg["grade_id"]] = (0.0, float(nbg["points"]), f"{type(err).__name__}: {err}")
+    return results

@@ -41,25 +41,33 @@ def list_labs(root=None) -> list[str]:
 
 def course_config(course_dir: Path, db_url: str | None = None, **executor):
     """The nbgrader config used by release and by ``rlprep grade`` (see also autograder/nbgrader_config.py)."""
-    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, IgnorePattern,
-                                        LimitOutput, SaveAutoGrades)
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
     from traitlets.config import Config
-
-    from rlprep.grading.executor import IsolatedExecute
 
     c = Config()
     c.CourseDirectory.root = str(course_dir)
     c.CourseDirectory.db_url = db_url or f"sqlite:///{Path(course_dir) / 'gradebook.db'}"
     c.CourseDirectory.course_id = "rlprep"
-    c.OverwriteCells.add_missing_cells = True
-    c.Autograde.autograde_preprocessors = [IsolatedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-                                           SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
-    c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
-                                        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor", ClearHiddenTests]
+    apply_grading_config(c)
     for key, value in executor.items():
         setattr(c.IsolatedExecute, key, value)
     return c
+
+
+def apply_grading_config(c) -> None:
+    """What every rlprep grading run needs, on an nbgrader config ``c`` (also used by autograder/).
+
+    Restore deleted test cells, run learner code isolated from the tests, and clear hidden tests from feedback.
+    """
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, GetGrades,
+                                        IgnorePattern, LimitOutput, SaveAutoGrades)
+
+    from rlprep.grading.executor import IsolatedExecute
+
+    c.OverwriteCells.add_missing_cells = True
+    c.Autograde.autograde_preprocessors = [IsolatedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+                                           SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ClearHiddenTests]
 
 
 def tools_on_path() -> None:

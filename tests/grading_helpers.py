@@ -13,7 +13,7 @@ RELEASE = ROOT / "labs" / "lab01_gae" / "lab01_gae.ipynb"
 
 WRONG_GAE = """
 def compute_gae(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
-    return np.zeros(len(rewards)), np.zeros(len(rewards))
+    return [0], [0]  # wrong values, shape and type: fails every test unless the checks are sabotaged
 """
 
 
@@ -41,5 +41,5 @@ def variant(answer_source: str, base=None, drop_demo: bool = True, extra_cells=(
 def reference_answer() -> str:
     from rlprep.grading.authoring import reference_source
 
-    return reference_source("rlprep.algos.gae:compute_gae").replace("### BEGIN SOLUTION\n", "").replace(
-        "    ### END SOLUTION", "")
+    return reference_source("rlprep.algos.gae:compute_gae").replace("    ### BEGIN SOLUTION\n", "").replace(
+        "\n    ### END SOLUTION", "")

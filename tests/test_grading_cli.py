@@ -13,6 +13,8 @@ import pytest
 from grading_helpers import RELEASE, SOLUTION, reference_answer, release, variant
 from rlprep.cli import main
 
+pytestmark = pytest.mark.filterwarnings("ignore:Object of type")  # SQLAlchemy session notes inside nbgrader
+
 
 def grade_json(path, capsys):
     rc = main(["grade", str(path), "--json"])

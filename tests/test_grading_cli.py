@@ -51,7 +51,7 @@ def test_untouched_release_scores_zero_in_every_cell(tmp_path, capsys):
 
 def test_deleted_and_edited_test_cells_are_restored_and_reported(tmp_path, capsys):
     nb = variant(reference_answer())
-    nb.cells = [c for c in nb.cells if c.id != "test_gae_episode_end"]  # deleted
+    nb.cells = [c for c in nb.cells if c.id not in ("test_gae_episode_end", "setup")]  # deleted
     edited = next(c for c in nb.cells if c.id == "test_gae_by_hand")
     edited.source = "pass  # nothing to see"
     path = tmp_path / "lab01_gae.ipynb"
@@ -59,7 +59,7 @@ def test_deleted_and_edited_test_cells_are_restored_and_reported(tmp_path, capsy
     rc = main(["grade", str(path)])
     text = capsys.readouterr().out
     assert rc == 0, text  # restored tests run and the correct answer passes them
-    assert "test_gae_episode_end (deleted, restored)" in text and "test_gae_by_hand (edited, restored)" in text
+    assert "test_gae_episode_end (deleted, restored)" in text and "setup (deleted, restored)" in text and "test_gae_by_hand (edited, restored)" in text
     assert "2/2  this test cell was edited in your notebook and has been restored." in text
 
 

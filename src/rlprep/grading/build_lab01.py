@@ -277,8 +277,9 @@ def cells():
             import subprocess
             import sys
 
-            print(subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab01_gae.ipynb"],
-                                 capture_output=True, text=True).stdout)
+            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab01_gae.ipynb"],
+                                    capture_output=True, text=True)
+            print(result.stdout or result.stderr)
             """),
     ]
 

@@ -437,9 +437,11 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
                         pool_size: int = 96) -> dict[str, float]:
     """One GRPO step on the real policy set up so the loss is zero for ``cause``; returns :func:`zero_loss_stats`.
 
-    - ``on_policy``: ordinary prompts, μ = 1, β = 0: the loss is 0 but the gradient is not ("expected").
-    - ``too_easy`` / ``too_hard``: prompts whose G samples are all right / all wrong (found by sampling a pool of
-      ``pool_size`` prompts): every group has zero reward spread, so every advantage is 0.
+    - ``on_policy``: ordinary prompts, μ = 1, β = 0, sequence aggregation: the loss is 0 but the gradient is not
+      ("expected"). (With token aggregation the loss is only near 0: rows of different length weigh differently.)
+    - ``too_easy`` / ``too_hard``: prompts whose G samples are all right (2-digit additions the policy has
+      mastered) / all wrong (3-digit multiplications, level 6), found by sampling a pool of ``pool_size``
+      prompts: every group has zero reward spread, so every advantage is 0.
     - ``all_truncated``: ``max_new_tokens=1`` with ``mask_truncated=True``: no completion reaches eos, no token
       is left in the loss.
     - ``mask_bug``: :func:`completion_mask_planted_bug` (inverted truncation filter) on normal rollouts.
@@ -455,10 +457,13 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
         policy, tokenizer = load_policy("arithmetic", base.profile)
     task = task or get_task("arithmetic")
     saved = {k: v.detach().clone() for k, v in policy.state_dict().items()}
+    was_training = policy.training
     overrides = dict(steps=1, num_iterations=1, beta=0.0, dynamic_sampling=False, log_kl=False, eval_size=1)
     mask_fn = None
     prompt_source = None
-    if cause == "all_truncated":
+    if cause == "on_policy":  # sequence aggregation: the loss is -(1/N) sum of centred advantages = 0 exactly
+        overrides.update(aggregation="sequence")
+    elif cause == "all_truncated":
         overrides.update(max_new_tokens=1, mask_truncated=True)
     elif cause == "mask_bug":
         mask_fn = completion_mask_planted_bug
@@ -474,6 +479,7 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
         row = trainer.step()
     finally:
         policy.load_state_dict(saved)
+        policy.train(was_training)
     stats = zero_loss_stats(row, cfg)
     stats["reward_mean"] = row["reward/mean"]
     return stats
@@ -484,7 +490,10 @@ def _select_prompts(policy, tokenizer, task, cfg: GRPOConfig, want_all_correct: 
     """Training prompts whose ``group_size`` samples are all correct (too easy) or all wrong (too hard)."""
     from rlprep.rollout import generate
 
-    pool = [ex.prompt for ex in task.sample(pool_size, split="train", seed=cfg.seed + 777)]
+    # too hard: 3-digit multiplication (level 6), far beyond the 2-digit-addition warm start; too easy: the
+    # warm start's own level, keeping only prompts it never gets wrong
+    level = 2 if want_all_correct else 6
+    pool = [ex.prompt for ex in task.sample(pool_size, split="train", seed=cfg.seed + 777, level=level)]
     repeated = [p for p in pool for _ in range(cfg.group_size)]
     policy.eval()
     out = generate(policy, tokenizer, repeated, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,

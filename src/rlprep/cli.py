@@ -24,6 +24,7 @@ class Command:
 
 COMMANDS: dict[str, Command] = {
     "profile": Command("rlprep.profile_cli", "show the active profile and what it trains"),
+    "models": Command("rlprep.tinyworld.cli", "build or list the cached SFT warm-start policies"),
 }
 
 

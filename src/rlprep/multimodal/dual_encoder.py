@@ -64,8 +64,9 @@ class DualEncoderConfig:
             (self.lr > 0, f"lr must be > 0, got {self.lr}"),
             (self.temperature > 0, f"temperature must be > 0, got {self.temperature}"),
             (self.max_logit_scale >= 1, f"max_logit_scale must be >= 1, got {self.max_logit_scale}"),
-            (1 / self.temperature <= self.max_logit_scale or not self.learnable_temperature,
-             f"the initial 1/temperature {1 / self.temperature:.3g} exceeds max_logit_scale {self.max_logit_scale}"),
+            (not self.learnable_temperature or self.temperature * self.max_logit_scale >= 1,
+             f"the initial 1/temperature exceeds max_logit_scale {self.max_logit_scale}: start at a temperature "
+             f">= {1 / self.max_logit_scale:.3g}"),
             (self.n_test >= 1, f"n_test must be >= 1, got {self.n_test}"),
             (self.image_size >= 16, f"image_size must be >= 16 pixels (three stride-2 convolutions), "
                                     f"got {self.image_size}"),

@@ -20,7 +20,10 @@ INSTRUCTOR_PLUGINS = (
     "@jupyter/nbgrader:formgrader",
     "@jupyter/nbgrader:create-assignment",
     "@jupyter/nbgrader:course-list",
+    "@jupyter/nbgrader:menu",  # its menu links to Formgrader
 )
+# Disabled in learner mode too: the news popup is noise.
+QUIET_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)
 INSTRUCTOR_SERVER_EXTENSIONS = (
     "nbgrader.server_extensions.formgrader",
     "nbgrader.server_extensions.course_list",
@@ -48,6 +51,11 @@ def enable(config_dir, undo: bool = False) -> Path:
                     section.pop(plugin, None)
                 else:
                     section[plugin] = True
+        for plugin in QUIET_PLUGINS:
+            if undo:
+                data.get("disabledExtensions", {}).pop(plugin, None)
+            else:
+                data.setdefault("disabledExtensions", {})[plugin] = True
 
     def server(data):
         exts = data.setdefault("ServerApp", {}).setdefault("jpserver_extensions", {})

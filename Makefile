@@ -33,7 +33,7 @@ lab: $(STAMP)
 	$(PY) -m rlprep lab
 
 test: $(STAMP)
-	RLPREP_PROFILE=smoke $(PY) -m pytest -q tests
+	RLPREP_PROFILE=smoke $(PY) -m pytest -q -m "not e2e and not slow and not gpu" tests
 
 release: $(STAMP)
 	$(PY) -m rlprep release

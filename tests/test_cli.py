@@ -34,3 +34,16 @@ def test_every_command_has_a_working_help():
     for name in COMMANDS:
         proc = subprocess.run([sys.executable, "-m", "rlprep", name, "--help"], capture_output=True, text=True)
         assert proc.returncode == 0, (name, proc.stderr)
+
+
+def test_lab_dry_run_uses_learner_config(tmp_path, capsys, monkeypatch):
+    import json
+
+    from rlprep.paths import repo_root
+
+    assert main(["lab", "--dry-run", "--no-browser"]) == 0
+    out = capsys.readouterr().out
+    assert "notebooks/00_start_here.ipynb" in out and "--no-browser" in out
+    page = json.loads((repo_root() / "build" / "jupyter-learner" / "labconfig" / "page_config.json").read_text())
+    assert page["disabledExtensions"]["@jupyter/nbgrader:formgrader"] is True
+    assert page["disabledExtensions"]["@jupyterlab/apputils-extension:announcements"] is True

@@ -2,46 +2,24 @@
 
 Learner mode hides the instructor extensions (nbgrader's formgrader, create-assignment and course list)
 and the news popup, serves the repository root, and starts on ``notebooks/00_start_here.ipynb``.
-The settings live in a course-local Jupyter config dir (``build/jupyter-learner``) that is put first
-on ``JUPYTER_CONFIG_PATH``, so the learner's own Jupyter config is left untouched.
+The settings (written by :mod:`rlprep.grading.learner_mode`) live in a course-local Jupyter config dir
+(``build/jupyter-learner``) that is put first on ``JUPYTER_CONFIG_PATH``, so the learner's own Jupyter config
+is left untouched.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from rlprep.errors import RlprepError
+from rlprep.grading import learner_mode
 from rlprep.paths import repo_root
 
 START_PAGE = "notebooks/00_start_here.ipynb"
-
-# Lab plugins a learner should not see (instructor tools, news popup).
-LEARNER_DISABLED = [
-    "@jupyter/nbgrader:formgrader",
-    "@jupyter/nbgrader:create-assignment",
-    "@jupyter/nbgrader:course-list",
-    "@jupyter/nbgrader:menu",
-    "@jupyterlab/apputils-extension:announcements",
-]
-
-
-def write_learner_config(config_dir: Path, instructor: bool = False) -> Path:
-    """Write ``labconfig/page_config.json`` that disables the instructor plugins; returns the file."""
-    disabled = {} if instructor else {name: True for name in LEARNER_DISABLED}
-    # The announcements popup is noise for instructors too.
-    disabled["@jupyterlab/apputils-extension:announcements"] = True
-    path = config_dir / "labconfig" / "page_config.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"disabledExtensions": disabled}, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-    return path
-
 
 def _has_display() -> bool:
     return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
@@ -73,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             "clone the repository and run 'make lab' in it",
         )
     config_dir = root / "build" / "jupyter-learner"
-    write_learner_config(config_dir, instructor=args.instructor)
+    learner_mode.enable(config_dir, undo=args.instructor)
     env = dict(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in [str(config_dir), env.get("JUPYTER_CONFIG_PATH", "")] if p)
     env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")

@@ -38,7 +38,7 @@ def _free_port() -> int:
 def jupyter(tmp_path_factory):
     if CHROMIUM is None:
         pytest.fail("Chromium is not installed: install Debian's 'chromium' package (apt-get install chromium)")
-    from rlprep.lab_cli import write_learner_config
+    from rlprep.grading.learner_mode import enable as learner_mode
 
     work = tmp_path_factory.mktemp("jupyter")
     # Serve a copy, so that JupyterLab's autosave can never write outputs into the committed notebooks.
@@ -47,7 +47,7 @@ def jupyter(tmp_path_factory):
         if (ROOT / part).is_dir():
             shutil.copytree(ROOT / part, served / part)
     config_dir = work / "config"
-    write_learner_config(config_dir)
+    learner_mode(config_dir)
     port = _free_port()
     env = dict(os.environ, JUPYTER_CONFIG_PATH=str(config_dir), JUPYTER_RUNTIME_DIR=str(work / "runtime"),
                RLPREP_PROFILE="smoke", RLPREP_HOME=str(work / "home"),

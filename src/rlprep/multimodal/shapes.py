@@ -69,7 +69,7 @@ def caption_of(attrs) -> str:
 
 
 CAPTION_LEN = len(tokenize(caption_of((0, 0, 0, 0))))
-"""Every caption has this many tokens (9)."""
+"""Every caption has this many tokens (8)."""
 
 
 @dataclass

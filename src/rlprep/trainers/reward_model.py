@@ -194,6 +194,7 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
         loss.backward()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(rm.parameters(), config.max_grad_norm))
         optimizer.step()
+        r_c, r_r = r_c.detach(), r_r.detach()
         metrics = {"loss/bt": float(loss.detach()), "rewards/accuracy": float((r_c > r_r).float().mean()),
                    "rewards/margin": float((r_c - r_r).mean()), "stats/grad_norm": grad_norm}
         if step % config.eval_every == 0 or step == config.steps:

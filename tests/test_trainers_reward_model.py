@@ -78,3 +78,10 @@ def test_best_of_n_proxy_reward_never_falls_with_n(sft, trained):
     assert len(result["reward/gold"]) == 4 and all(math.isfinite(g) for g in result["reward/gold"])
     with pytest.raises(ValueError, match="positive"):
         best_of_n(policy, rm, tokenizer, prompts, ns=(0, 2))
+
+
+@pytest.mark.slow
+def test_cpu_profile_reaches_85_percent_held_out_accuracy():
+    """Slow (minutes, cpu profile): ``python -m rlprep.trainers.reward_model --profile cpu``."""
+    _, h = train_reward_model(RewardModelConfig.for_profile("cpu"), live=False)
+    assert h.meta["accuracy"] >= 0.85, h.meta

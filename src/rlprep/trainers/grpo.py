@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 import numpy as np

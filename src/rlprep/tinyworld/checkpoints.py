@@ -85,8 +85,9 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     task = get_task(task_name)
     tokenizer = build_tokenizer()
     model = build_model(profile, tokenizer, seed=seed).to(profile.device)
-    batch = max(1, int(profile.sft_batch * getattr(task, "sft_batch_fraction", 1.0)))
-    config = SFTConfig(steps=steps or profile.sft_steps, batch=batch, lr=profile.sft_lr, seed=seed)
+    batch = max(1, round(profile.sft_batch * task.sft_batch_fraction))
+    steps = steps or max(1, round(profile.sft_steps * task.sft_steps_fraction))
+    config = SFTConfig(steps=steps, batch=batch, lr=profile.sft_lr, seed=seed)
     start = time.perf_counter()
     bar = tqdm(total=config.steps, desc=f"SFT {task_name} ({profile.name})", unit="step",
                disable=not progress, file=sys.stderr, leave=False)

@@ -293,3 +293,8 @@ def test_smoke_multiturn_policy_searches(capsys):
     assert main(["models", "list"]) == 0
     listing = capsys.readouterr().out
     assert all(f"{task}-smoke-v{checkpoints.VERSION}-s0" in listing for task in ("arithmetic", "reviews", "multiturn"))
+
+
+def test_loading_a_cached_policy_is_silent_on_stderr(capfd):
+    load_policy("arithmetic", "smoke")  # cached by the smoke test above
+    assert capfd.readouterr().err == ""  # nbgrader scores a test cell 0 when it writes to stderr

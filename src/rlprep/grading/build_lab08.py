@@ -84,7 +84,8 @@ def cells():
 
             **Complexity.** Any exact answer must look at every pixel when nothing differs, so the floor is one
             read of both images: O(H·W·C) time, and at 4K (3840 × 2160 × 3 = 24.9 MB per image) the cost is memory
-            bandwidth, not arithmetic. What separates answers: the naive Python double loop (~25 M iterations);
+            bandwidth, not arithmetic. What separates answers: the naive Python double loop (8.3 M pixels, each
+            a Python-level step);
             whole-image numpy (several temporary arrays, each a full pass); and **early exit**: scan rows from the
             top until the first difference, from the bottom likewise, then columns only inside the found rows —
             a change near the borders stops after a few rows, and a small change reads each byte about once.

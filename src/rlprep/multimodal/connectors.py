@@ -88,7 +88,7 @@ class QFormer(nn.Module):
         d_model: width D of the LM embeddings (the final linear projection's output).
         n_queries: number of learnable queries = visual tokens out (BLIP-2: 32).
         d_hidden: width of the queries inside the Q-Former (BLIP-2: 768, BERT-base).
-        n_layers: transformer layers (BLIP-2: 12).
+        n_layers: transformer layers (BLIP-2 initializes its Q-Former from BERT-base).
         n_heads: attention heads (must divide ``d_hidden``).
     """
 
@@ -142,7 +142,7 @@ class PerceiverResampler(nn.Module):
         d_model: width D of the LM embeddings (a final linear map; Flamingo instead feeds the latents to its
             gated cross-attention layers, see ``GatedCrossAttention``).
         n_latents: number of latents = visual tokens out (Flamingo: 64).
-        n_layers: resampler layers (Flamingo: 6).
+        n_layers: resampler layers.
         n_heads: attention heads (must divide ``d_vision``).
         max_frames: number of learned time embeddings (images or frames per example).
     """

@@ -121,9 +121,13 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     target = checkpoint_dir(task_name, profile, seed)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
-    with _quiet_transformers():
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
+    try:
+        with _quiet_transformers():
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+    except BaseException:  # a full disk or Ctrl-C: leave no half-written temp dir behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     manifest = {
         "task": task_name, "profile": profile.name, "seed": seed, "version": VERSION,
         "sha256": sha256_file(tmp / WEIGHTS), "parameters": count_parameters(model),

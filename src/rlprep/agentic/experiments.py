@@ -190,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     config = AgenticConfig.for_profile(args.profile, **overrides)
     start = time.perf_counter()
     if args.experiment == "rewards":
-        result = compare_rewards(model, tokenizer, REWARD_SETUPS, config)
+        setups = {k: v for k, v in REWARD_SETUPS.items() if args.only in (None, k)}
+        result = compare_rewards(model, tokenizer, setups, config)
     elif args.experiment == "hacking":
         setups = {k: v for k, v in HACKING_SETUPS.items() if args.only in (None, k)}
         result = compare_rewards(model, tokenizer, setups, config)

@@ -27,6 +27,7 @@ COMMANDS: dict[str, Command] = {
     "profile": Command("rlprep.profile_cli", "show the active profile and what it trains"),
     "mock": Command("rlprep.interview.cli", "a timed mock interview with follow-ups, scoring and spaced repetition"),
     "progress": Command("rlprep.interview.progress", "per-topic interview mastery and lab scores"),
+    "models": Command("rlprep.tinyworld.cli", "build or list the cached SFT warm-start policies"),
 }
 
 

@@ -439,9 +439,9 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
 
     - ``on_policy``: ordinary prompts, μ = 1, β = 0, sequence aggregation: the loss is 0 but the gradient is not
       ("expected"). (With token aggregation the loss is only near 0: rows of different length weigh differently.)
-    - ``too_easy`` / ``too_hard``: prompts whose G samples are all right (2-digit additions the policy has
-      mastered) / all wrong (3-digit multiplications, level 6), found by sampling a pool of ``pool_size``
-      prompts: every group has zero reward spread, so every advantage is 0.
+    - ``too_easy`` / ``too_hard``: a batch of groups whose G samples are all right (2-digit additions the policy
+      has mastered) / all wrong (3-digit multiplications, level 6), picked from ``pool_size`` sampled groups:
+      every group has zero reward spread, so every advantage is 0.
     - ``all_truncated``: ``max_new_tokens=1`` with ``mask_truncated=True``: no completion reaches eos, no token
       is left in the loss.
     - ``mask_bug``: :func:`completion_mask_planted_bug` (inverted truncation filter) on normal rollouts.
@@ -460,22 +460,21 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
     was_training = policy.training
     overrides = dict(steps=1, num_iterations=1, beta=0.0, dynamic_sampling=False, log_kl=False, eval_size=1)
     mask_fn = None
-    prompt_source = None
+    prompt_source = None  # the default: training prompts of the warm start's level
     if cause == "on_policy":  # sequence aggregation: the loss is -(1/N) sum of centred advantages = 0 exactly
         overrides.update(aggregation="sequence")
     elif cause == "all_truncated":
         overrides.update(max_new_tokens=1, mask_truncated=True)
     elif cause == "mask_bug":
         mask_fn = completion_mask_planted_bug
-    elif cause in ("too_easy", "too_hard"):
-        prompts = _select_prompts(policy, tokenizer, task, base, want_all_correct=(cause == "too_easy"),
-                                  pool_size=pool_size)
-        prompt_source = lambda n, i: [prompts[(i * n + k) % len(prompts)] for k in range(n)]  # noqa: E731
-        overrides.update(prompts_per_step=min(base.prompts_per_step, len(prompts)))
-    cfg_dict = {**asdict(base), **overrides}
-    cfg = GRPOConfig(**cfg_dict)
+    cfg = GRPOConfig(**{**asdict(base), **overrides})
     try:
         trainer = GRPOTrainer(cfg, policy, tokenizer, task, completion_mask_fn=mask_fn, prompt_source=prompt_source)
+        if cause in ("too_easy", "too_hard"):
+            batch = _all_equal_batch(policy, tokenizer, task, cfg, cause == "too_easy", pool_size, trainer.device)
+            n_groups = len(batch[1]) // cfg.group_size
+            cfg.prompts_per_step = n_groups  # the step's batch is exactly these groups
+            trainer._rollouts = lambda prompts: batch  # noqa: E731  (the step trains on the selected groups)
         row = trainer.step()
     finally:
         policy.load_state_dict(saved)
@@ -486,26 +485,41 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
 
 
 @torch.no_grad()
-def _select_prompts(policy, tokenizer, task, cfg: GRPOConfig, want_all_correct: bool, pool_size: int) -> list[str]:
-    """Training prompts whose ``group_size`` samples are all correct (too easy) or all wrong (too hard)."""
+def sample_success_rates(policy, tokenizer, task, prompts: list[str], n_samples: int, max_new_tokens: int,
+                         temperature: float = 1.0, seed: int = 0, return_rollout: bool = False):
+    """Per-prompt fraction of ``n_samples`` sampled completions the verifier accepts: ``[len(prompts)]``
+    (and the rollout with its ``[P*n]`` rewards when ``return_rollout``)."""
     from rlprep.rollout import generate
 
-    # too hard: 3-digit multiplication (level 6), far beyond the 2-digit-addition warm start; too easy: the
-    # warm start's own level, keeping only prompts it never gets wrong
+    repeated = [p for p in prompts for _ in range(n_samples)]  # (P*n,) consecutive groups
+    was_training = policy.training
+    policy.eval()
+    out = generate(policy, tokenizer, repeated, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    policy.train(was_training)
+    rewards = np.array([task.reward(p, t) for p, t in zip(repeated, out.texts)])
+    rates = rewards.reshape(len(prompts), n_samples).mean(axis=1)
+    return (rates, out, rewards) if return_rollout else rates
+
+
+def _all_equal_batch(policy, tokenizer, task, cfg: GRPOConfig, want_all_correct: bool, pool_size: int, device):
+    """A batch of ``prompts_per_step`` groups whose ``group_size`` sampled completions are all correct (too easy)
+    or all wrong (too hard), taken from a sampled pool: ``(rollout, rewards [N*G])``.
+
+    Too hard: 3-digit multiplication (level 6), far beyond the 2-digit-addition warm start. Too easy: the warm
+    start's own level, keeping the prompts whose every sample is right.
+    """
     level = 2 if want_all_correct else 6
     pool = [ex.prompt for ex in task.sample(pool_size, split="train", seed=cfg.seed + 777, level=level)]
-    repeated = [p for p in pool for _ in range(cfg.group_size)]
-    policy.eval()
-    out = generate(policy, tokenizer, repeated, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
-                   seed=cfg.seed + 778)
-    policy.train()
-    rewards = np.array([task.reward(p, t) for p, t in zip(repeated, out.texts)]).reshape(pool_size, cfg.group_size)
+    G = cfg.group_size
+    rates, out, rewards = sample_success_rates(policy, tokenizer, task, pool, G, cfg.max_new_tokens,
+                                               cfg.temperature, seed=cfg.seed + 778, return_rollout=True)
     target = 1.0 if want_all_correct else 0.0
-    chosen = [p for p, r in zip(pool, rewards) if np.all(r == target)]
-    if not chosen:
+    groups = [i for i, r in enumerate(rates) if r == target][:cfg.prompts_per_step]
+    if not groups:
         kind = "all-correct" if want_all_correct else "all-wrong"
         raise ValueError(f"no {kind} prompt group in a pool of {pool_size}; pass a larger pool_size")
-    return chosen
+    rows = torch.tensor([g * G + k for g in groups for k in range(G)])  # (n*G,)
+    return _select_rows(out, rows), torch.tensor(rewards, dtype=torch.float32, device=device)[rows.to(device)]
 
 
 # --------------------------------------------------------------------------------------------- CLI

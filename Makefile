@@ -33,6 +33,8 @@ lab: $(STAMP)
 	$(PY) -m rlprep lab
 
 test: $(STAMP)
+	@# Build the smoke warm starts once, up front, so no notebook cell waits on an SFT build.
+	RLPREP_PROFILE=smoke $(PY) -m rlprep models build --profile smoke --task all
 	RLPREP_PROFILE=smoke $(PY) -m pytest -q -m "not e2e and not slow and not gpu" tests
 
 release: $(STAMP)

@@ -25,6 +25,8 @@ class Command:
 COMMANDS: dict[str, Command] = {
     "lab": Command("rlprep.lab_cli", "open the course in JupyterLab (learner mode, start page)"),
     "profile": Command("rlprep.profile_cli", "show the active profile and what it trains"),
+    "mock": Command("rlprep.interview.cli", "a timed mock interview with follow-ups, scoring and spaced repetition"),
+    "progress": Command("rlprep.interview.progress", "per-topic interview mastery and lab scores"),
 }
 
 

@@ -1,0 +1,124 @@
+"""``rlprep mock``: a timed mock interview in the terminal, the interviewer's sheet, and the W01 intro builder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rlprep.errors import RlprepError
+from rlprep.interview.session import LANGS, PRESETS, SessionSettings
+
+_EPILOG = """\
+how a session runs:
+  Each question shows with the time it has; on a terminal every prompt shows the time left. Answering after
+  the time is allowed and recorded as over time. Type the answer over several lines and end it with an empty
+  line (or Ctrl-D). A follow-up question (追问) comes next, answered the same way; then the key points are
+  revealed with the ones your answers covered (automatic and approximate: a point counts when your answer
+  contains one of its terms, in Chinese or English), and you rate yourself 1-5. An empty answer is saved as
+  skipped. Ctrl-C stops the session and keeps everything given so far, the half-typed answer included.
+  Every answer is saved the moment it is given, in $RLPREP_HOME/history.sqlite (else the user data dir);
+  the next session brings back what scored low or was seen long ago (Leitner boxes, D+1/D+3/D+7).
+
+scripted input (--answers FILE, or a pipe on stdin), per question:
+  the answer lines, an empty line, the follow-up answer lines, an empty line, a rating line (1-5 or empty).
+  For a skipped question: an empty line, then the rating line.
+
+presets:
+""" + "\n".join(f"  {name:<12} {p.description}" for name, p in PRESETS.items()) + """
+
+environment: RLPREP_HOME (where history is kept), RLPREP_BANK (load bank entries from another directory,
+for authors checking drafts).
+examples:
+  rlprep mock --preset third-round
+  rlprep mock --topics gae,ppo --questions 3 --minutes 4 --lang zh
+  rlprep mock --interviewer --preset rl-core --format markdown > sheet.md
+  rlprep mock --intro
+"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = ("A timed mock interview: questions drawn by spaced repetition, a follow-up (追问) each, "
+                          "key-point scoring and a self-rating, saved as you go.")
+    parser.epilog = _EPILOG
+    setup = parser.add_argument_group("session setup")
+    setup.add_argument("--preset", choices=list(PRESETS), help="a ready-made setup (see 'presets' below); "
+                       "--questions/--minutes/--topics given alongside override it")
+    setup.add_argument("-n", "--questions", type=int, metavar="N", help="number of questions (default 5)")
+    setup.add_argument("--topics", metavar="T1,T2", help="only questions with one of these topics, comma-separated "
+                       "(rlprep mock --list shows each question's topics)")
+    setup.add_argument("--minutes", type=float, metavar="M", help="minutes per question (default 5)")
+    setup.add_argument("--ids", metavar="W04,G08", help="exactly these questions, in this order")
+    setup.add_argument("--lang", choices=LANGS, default="both", help="display language (default: both)")
+    setup.add_argument("--seed", type=int, help="seed the question tie-breaks and the follow-up choice")
+    setup.add_argument("--answers", metavar="FILE", type=Path,
+                       help="read the answers from FILE instead of the keyboard (format below)")
+    modes = parser.add_argument_group("other modes")
+    modes.add_argument("--interviewer", action="store_true", help="print an interviewer's sheet for the same setup "
+                       "(questions, follow-ups with short answers, what a strong answer contains, a rubric) for "
+                       "practising in pairs, instead of running a session")
+    modes.add_argument("--format", choices=("text", "markdown"), default="text",
+                       help="the interviewer's sheet as plain text (default) or Markdown")
+    modes.add_argument("--intro", action="store_true",
+                       help="build your W01 self-introduction from a template and a worked example")
+    modes.add_argument("--list", action="store_true", help="list the question bank (id, topics, difficulty) and any "
+                       "course-map id still missing")
+
+
+def _settings(args: argparse.Namespace) -> SessionSettings:
+    topics = tuple(t.strip() for t in args.topics.split(",") if t.strip()) if args.topics else None
+    ids = tuple(i.strip() for i in args.ids.split(",") if i.strip()) if args.ids else None
+    overrides = dict(n_questions=args.questions, minutes=args.minutes, topics=topics, ids=ids, lang=args.lang,
+                     seed=args.seed)
+    if args.preset:
+        return SessionSettings.from_preset(args.preset, **overrides)
+    if ids and args.questions is None:
+        overrides["n_questions"] = len(ids)
+    return SessionSettings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def _list_bank() -> int:
+    from rlprep.interview.bank import load_bank, missing_ids
+
+    bank = load_bank()
+    for q in bank.values():
+        print(f"{q.id}  d{q.difficulty}  {','.join(q.topics):<32} {q.question.zh[:40]}")
+    missing = missing_ids(bank)
+    print(f"\n{len(bank)} entries; " + (f"missing: {' '.join(missing)}" if missing else "complete against the course map"))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.intro:
+        from rlprep.interview.intro import run_intro
+
+        run_intro()
+        return 0
+    if args.list:
+        return _list_bank()
+    settings = _settings(args)
+    from rlprep.interview.bank import load_bank
+    from rlprep.interview.history import History
+    from rlprep.interview.session import MockSession, interviewer_sheet, plan_questions, run_terminal
+
+    bank = load_bank()
+    if not bank:
+        raise RlprepError("the question bank is empty", "reinstall rlprep, or point RLPREP_BANK at a bank directory")
+    if args.interviewer:
+        sys.stdout.write(interviewer_sheet(plan_questions(bank, settings), settings, args.format))
+        return 0
+    stream = None
+    if args.answers is not None:
+        if not args.answers.is_file():
+            raise RlprepError(f"no answers file {args.answers}", "pass an existing file to --answers")
+        stream = args.answers.open(encoding="utf-8")
+    try:
+        with History() as history:
+            session = MockSession(settings, bank=bank, history=history)
+            if stream is not None:
+                return run_terminal(session, stream=stream, interactive=False)
+            return run_terminal(session)
+    finally:
+        if stream is not None:
+            stream.close()

@@ -1,0 +1,292 @@
+"""The learner's history: mock-interview answers, spaced repetition and lab grades in one SQLite file.
+
+The file is ``history.sqlite`` under :func:`rlprep.paths.data_dir` (``$RLPREP_HOME`` overrides). It runs in WAL
+mode and every write is its own transaction, committed before the session moves on, so killing the process
+loses nothing already answered. A file that is not an rlprep history (corrupted, or foreign) or that a newer
+rlprep wrote is reported with the fix (move it aside) and is never modified.
+
+Spaced repetition is a Leitner system: a question sits in box 0 (never seen) to 3; a passed answer moves it
+up one box, a failed one back to box 1; box b is due again after ``INTERVAL_DAYS[b]`` days (D+1, D+3, D+7).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlprep.errors import RlprepError
+
+SCHEMA_VERSION = 1
+DB_NAME = "history.sqlite"
+DAY = 86400.0
+INTERVAL_DAYS = {1: 1, 2: 3, 3: 7}
+"""Days until a question in Leitner box b is due again."""
+PASS_MASTERY = 0.6
+"""An answer whose mastery reaches this moves its question up a box; below it, back to box 1."""
+
+_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE sessions (
+    id INTEGER PRIMARY KEY, started_at REAL NOT NULL, ended_at REAL, settings TEXT NOT NULL);
+CREATE TABLE answers (
+    id INTEGER PRIMARY KEY, session_id INTEGER REFERENCES sessions(id), qid TEXT NOT NULL,
+    asked_at REAL NOT NULL, seconds REAL NOT NULL, limit_seconds REAL NOT NULL, over_time INTEGER NOT NULL,
+    answer TEXT NOT NULL, follow_up TEXT, follow_up_answer TEXT, covered TEXT NOT NULL, n_key_points INTEGER NOT NULL,
+    coverage REAL NOT NULL, self_rating INTEGER, interrupted INTEGER NOT NULL DEFAULT 0,
+    box_before INTEGER NOT NULL);
+CREATE TABLE review (
+    qid TEXT PRIMARY KEY, box INTEGER NOT NULL, due_at REAL NOT NULL, last_seen REAL NOT NULL,
+    last_mastery REAL NOT NULL, n_seen INTEGER NOT NULL);
+CREATE TABLE lab_grades (
+    id INTEGER PRIMARY KEY, lab TEXT NOT NULL, score REAL NOT NULL, max_score REAL NOT NULL, graded_at REAL NOT NULL);
+"""
+_TABLES = {"schema_version", "sessions", "answers", "review", "lab_grades"}
+
+
+def default_path() -> Path:
+    """``<data_dir>/history.sqlite``."""
+    from rlprep.paths import data_dir
+
+    return data_dir() / DB_NAME
+
+
+def mastery(coverage: float, self_rating: int | None) -> float:
+    """One number in [0, 1] per answer: the mean of key-point coverage and the self-rating mapped 1..5 -> 0..1.
+
+    Without a self-rating, the coverage alone.
+    """
+    if self_rating is None:
+        return coverage
+    return 0.5 * coverage + 0.5 * (self_rating - 1) / 4
+
+
+@dataclass(frozen=True)
+class ReviewState:
+    """Where a question stands in the Leitner system."""
+
+    qid: str
+    box: int
+    due_at: float
+    last_seen: float
+    last_mastery: float
+    n_seen: int
+
+
+def _move_aside_fix(path: Path) -> str:
+    return f"move it aside (mv '{path}' '{path}.bak') and run again; a fresh history will be started"
+
+
+class History:
+    """An open history database. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=10)
+        try:
+            self._check_or_create()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- opening -------------------------------------------------------------------------------------------
+    def _check_or_create(self) -> None:
+        try:
+            tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as err:
+            raise RlprepError(f"{self.path} is not a readable rlprep history database ({err})",
+                              _move_aside_fix(self.path)) from None
+        if not tables:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            with self._transaction():
+                for statement in _SCHEMA.strip().split(";"):
+                    if statement.strip():
+                        self._conn.execute(statement)
+                self._conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+            return
+        if "schema_version" not in tables:
+            raise RlprepError(f"{self.path} is an SQLite file but not an rlprep history (tables: {sorted(tables)})",
+                              _move_aside_fix(self.path))
+        try:
+            row = self._conn.execute("SELECT version FROM schema_version").fetchone()
+        except sqlite3.DatabaseError as err:
+            raise RlprepError(f"{self.path} is damaged ({err})", _move_aside_fix(self.path)) from None
+        version = row[0] if row else None
+        if not isinstance(version, int):
+            raise RlprepError(f"{self.path} has no schema version", _move_aside_fix(self.path))
+        if version > SCHEMA_VERSION:
+            raise RlprepError(
+                f"{self.path} was written by a newer rlprep (history schema v{version}; this rlprep reads v{SCHEMA_VERSION})",
+                f"upgrade rlprep, or {_move_aside_fix(self.path)}")
+        if not _TABLES <= tables:
+            raise RlprepError(f"{self.path} is missing tables {sorted(_TABLES - tables)}", _move_aside_fix(self.path))
+        self._conn.execute("PRAGMA journal_mode=WAL")
+
+    def _transaction(self):
+        conn = self._conn
+
+        class _Tx:
+            def __enter__(self_inner):
+                conn.execute("BEGIN IMMEDIATE")
+
+            def __exit__(self_inner, exc_type, exc, tb):
+                conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+                return False
+
+        return _Tx()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- sessions and answers -----------------------------------------------------------------------------
+    def start_session(self, settings: dict, now: float | None = None) -> int:
+        with self._transaction():
+            cur = self._conn.execute("INSERT INTO sessions (started_at, settings) VALUES (?, ?)",
+                                     (time.time() if now is None else now, json.dumps(settings, ensure_ascii=False)))
+        return int(cur.lastrowid)
+
+    def end_session(self, session_id: int, now: float | None = None) -> None:
+        with self._transaction():
+            self._conn.execute("UPDATE sessions SET ended_at = ? WHERE id = ?",
+                               (time.time() if now is None else now, session_id))
+
+    def record_answer(self, session_id: int, qid: str, *, asked_at: float, seconds: float, limit_seconds: float,
+                      answer: str, covered: list[int], n_key_points: int, follow_up: str | None = None,
+                      interrupted: bool = False) -> int:
+        """Save a main answer (its own transaction) and move the question in the Leitner system by coverage."""
+        coverage = len(covered) / n_key_points if n_key_points else 0.0
+        with self._transaction():
+            row = self._conn.execute("SELECT box FROM review WHERE qid=?", (qid,)).fetchone()
+            box_before = 0 if row is None else row[0]
+            cur = self._conn.execute(
+                "INSERT INTO answers (session_id, qid, asked_at, seconds, limit_seconds, over_time, answer, follow_up,"
+                " covered, n_key_points, coverage, interrupted, box_before) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (session_id, qid, asked_at, seconds, limit_seconds, int(seconds > limit_seconds), answer, follow_up,
+                 json.dumps(sorted(covered)), n_key_points, coverage, int(interrupted), box_before))
+            self._update_review(qid, mastery(coverage, None), asked_at + seconds, box_before, new_answer=True)
+        return int(cur.lastrowid)
+
+    def record_follow_up(self, answer_id: int, follow_up_answer: str, covered: list[int]) -> None:
+        """Save the follow-up answer; ``covered`` is the key-point coverage of both answers together."""
+        with self._transaction():
+            qid, n_key_points, rating, asked_at, seconds, box_before = self._answer_row(answer_id)
+            coverage = len(covered) / n_key_points if n_key_points else 0.0
+            self._conn.execute("UPDATE answers SET follow_up_answer=?, covered=?, coverage=? WHERE id=?",
+                               (follow_up_answer, json.dumps(sorted(covered)), coverage, answer_id))
+            self._update_review(qid, mastery(coverage, rating), asked_at + seconds, box_before, new_answer=False)
+
+    def record_rating(self, answer_id: int, self_rating: int) -> None:
+        """Save the learner's self-rating (1-5) and re-place the question in the Leitner system."""
+        if not (isinstance(self_rating, int) and 1 <= self_rating <= 5):
+            raise ValueError(f"self_rating must be an integer 1-5, got {self_rating!r}")
+        with self._transaction():
+            qid, _, _, asked_at, seconds, box_before = self._answer_row(answer_id)
+            coverage = self._conn.execute("SELECT coverage FROM answers WHERE id=?", (answer_id,)).fetchone()[0]
+            self._conn.execute("UPDATE answers SET self_rating=? WHERE id=?", (self_rating, answer_id))
+            self._update_review(qid, mastery(coverage, self_rating), asked_at + seconds, box_before, new_answer=False)
+
+    def _answer_row(self, answer_id: int) -> tuple:
+        row = self._conn.execute("SELECT qid, n_key_points, self_rating, asked_at, seconds, box_before FROM answers"
+                                 " WHERE id=?", (answer_id,)).fetchone()
+        if row is None:
+            raise ValueError(f"no saved answer with id {answer_id}; record_answer() returns the id to use")
+        return row
+
+    def _update_review(self, qid: str, value: float, seen_at: float, box_before: int, new_answer: bool) -> None:
+        """Leitner move from ``box_before`` (the box before this answer): up one box if passed, else box 1.
+
+        The follow-up and the self-rating re-decide the same answer's move, so they start from the same box.
+        """
+        row = self._conn.execute("SELECT n_seen FROM review WHERE qid=?", (qid,)).fetchone()
+        n_seen = (0 if row is None else row[0]) + int(new_answer)
+        box = min(box_before + 1, 3) if value >= PASS_MASTERY else 1
+        due = seen_at + INTERVAL_DAYS[box] * DAY
+        self._conn.execute(
+            "INSERT INTO review (qid, box, due_at, last_seen, last_mastery, n_seen) VALUES (?,?,?,?,?,?) "
+            "ON CONFLICT(qid) DO UPDATE SET box=excluded.box, due_at=excluded.due_at, last_seen=excluded.last_seen,"
+            " last_mastery=excluded.last_mastery, n_seen=excluded.n_seen",
+            (qid, box, due, seen_at, value, n_seen))
+
+    # -- reading -------------------------------------------------------------------------------------------
+    def review_states(self) -> dict[str, ReviewState]:
+        rows = self._conn.execute("SELECT qid, box, due_at, last_seen, last_mastery, n_seen FROM review")
+        return {r[0]: ReviewState(*r) for r in rows}
+
+    def answers(self, session_id: int | None = None) -> list[dict]:
+        """Saved answers, oldest first, as dicts of the ``answers`` columns (``covered`` decoded)."""
+        query = "SELECT * FROM answers" + (" WHERE session_id = ?" if session_id is not None else "") + " ORDER BY id"
+        cur = self._conn.execute(query, () if session_id is None else (session_id,))
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, row)) for row in cur.fetchall()]
+        for row in rows:
+            row["covered"] = json.loads(row["covered"])
+        return rows
+
+    def prioritise(self, qids: list[str], now: float | None = None, seed: int | None = None) -> list[str]:
+        """``qids`` ordered for the next session: due weak questions first, then new ones, then the rest.
+
+        Priority (higher first): a seen question that is due scores ``2 + (1 - last mastery) + overdue``
+        (overdue = days past due / its interval, capped at 1); a never-seen question ``1.5`` plus a random
+        tie-break below 0.5; a seen question not yet due ``(1 - last mastery) * 0.5 + staleness * 0.5`` where
+        staleness is the fraction of its interval already elapsed. So low scores and long absences come back first.
+        """
+        now = time.time() if now is None else now
+        rng = random.Random(seed)
+        states = self.review_states()
+
+        def priority(qid: str) -> float:
+            state = states.get(qid)
+            if state is None:
+                return 1.5 + 0.5 * rng.random()
+            interval = INTERVAL_DAYS[state.box] * DAY
+            weakness = 1.0 - state.last_mastery
+            if now >= state.due_at:
+                return 2.0 + weakness + min((now - state.due_at) / interval, 1.0)
+            staleness = (now - state.last_seen) / interval
+            return 0.5 * weakness + 0.5 * min(max(staleness, 0.0), 1.0)
+
+        scored = [(priority(q), q) for q in qids]
+        return [q for _, q in sorted(scored, key=lambda item: -item[0])]
+
+    # -- labs ----------------------------------------------------------------------------------------------
+    def record_lab_grade(self, lab: str, score: float, max_score: float, now: float | None = None) -> None:
+        _check_grade(lab, score, max_score)
+        with self._transaction():
+            self._conn.execute("INSERT INTO lab_grades (lab, score, max_score, graded_at) VALUES (?,?,?,?)",
+                               (lab, float(score), float(max_score), time.time() if now is None else now))
+
+    def lab_grades(self) -> dict[str, dict]:
+        """Per lab: the latest and the best score, their maximum and the number of gradings."""
+        out: dict[str, dict] = {}
+        rows = self._conn.execute("SELECT lab, score, max_score, graded_at FROM lab_grades ORDER BY graded_at, id")
+        for lab, score, max_score, graded_at in rows:
+            entry = out.setdefault(lab, {"best": 0.0, "runs": 0})
+            entry.update(latest=score, max_score=max_score, graded_at=graded_at, runs=entry["runs"] + 1)
+            entry["best"] = max(entry["best"], score)
+        return out
+
+
+def _check_grade(lab: str, score: float, max_score: float) -> None:
+    if not isinstance(lab, str) or not lab.strip():
+        raise ValueError(f"lab must be a non-empty name like 'lab01_gae', got {lab!r}")
+    if not max_score > 0:
+        raise ValueError(f"max_score must be positive, got {max_score!r}")
+    if not 0 <= score <= max_score:
+        raise ValueError(f"score must lie in [0, max_score={max_score}], got {score!r}")
+
+
+def record_lab_grade(lab: str, score: float, max_score: float, path: str | Path | None = None) -> None:
+    """Record one graded run of ``lab`` (called by ``rlprep grade``); ``path`` defaults to the learner's history."""
+    _check_grade(lab, score, max_score)
+    with History(path) as history:
+        history.record_lab_grade(lab, score, max_score)

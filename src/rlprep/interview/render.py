@@ -1,0 +1,54 @@
+"""Markdown views of bank entries, so notebooks render their 面试口述版, key points and follow-ups from the bank.
+
+In a notebook section: ``render_spoken("W04")`` and ``render_section_extras("W04")`` as a cell's last line.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rlprep.errors import RlprepError
+from rlprep.interview.bank import Question, default_bank_dir, han_count, load_bank
+from rlprep.interview.intro import MarkdownText
+
+
+@lru_cache(maxsize=4)
+def _load(directory: str) -> dict[str, Question]:
+    return load_bank(directory)
+
+
+def _bank() -> dict[str, Question]:
+    return _load(str(default_bank_dir()))
+
+
+def get_question(qid: str) -> Question:
+    """The bank entry for ``qid`` (raises :class:`RlprepError` naming the fix when it is missing)."""
+    bank = _bank()
+    if qid not in bank:
+        raise RlprepError(f"the question bank has no entry {qid!r} ({len(bank)} entries loaded)",
+                          f"add src/rlprep/interview/bank/{qid}.yaml (schema: rlprep/interview/bank.py)")
+    return bank[qid]
+
+
+def render_spoken(qid: str) -> MarkdownText:
+    """The entry's 面试口述版 (about one minute spoken) as a Markdown block."""
+    q = get_question(qid)
+    body = "\n".join(f"> {line}" if line.strip() else ">" for line in q.spoken_answer_zh.splitlines())
+    return MarkdownText(f"**面试口述版 (spoken answer, {han_count(q.spoken_answer_zh)} 字, about one minute)**\n\n"
+                        f"{body}\n")
+
+
+def render_section_extras(qid: str) -> MarkdownText:
+    """The entry's key points, follow-ups (追问) with short answers, misconceptions and sources, as Markdown."""
+    q = get_question(qid)
+    out = ["**Key points a strong answer contains (要点)**", ""]
+    out += [f"{i}. {kp.zh}  \n   *{kp.en}*" for i, kp in enumerate(q.key_points, 1)]
+    out += ["", "**Follow-ups (追问)**", ""]
+    for fu in q.follow_ups:
+        out += [f"- **{fu.q.zh}** *{fu.q.en}*  ", f"  {fu.a.zh}  ", f"  *{fu.a.en}*"]
+    if q.misconceptions:
+        out += ["", "**Common misconceptions (常见误区)**", ""]
+        out += [f"- {m.zh}  \n  *{m.en}*" for m in q.misconceptions]
+    out += ["", "**Sources**", ""]
+    out += [f"- {s}" for s in q.sources]
+    return MarkdownText("\n".join(out) + "\n")

@@ -1,0 +1,108 @@
+"""Image-diff bounding box for lab08_image_diff (W33): exact and fast, plus a noise-robust variant.
+
+Images are uint8 numpy arrays [H, W] or [H, W, C]; boxes are (x_min, y_min, x_max, y_max) with inclusive
+coordinates, x along columns (W) and y along rows (H).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+def diff_bbox(img_a: np.ndarray, img_b: np.ndarray, threshold: float = 0) -> tuple[int, int, int, int] | None:
+    """Inclusive bounding box of the pixels where max over channels of |a - b| > threshold, or None.
+
+    Early-exit border scans: rows from the top, then from the bottom down to the first hit, then columns
+    from the left and right inside the found rows only. Each test is one ``cv2.norm(a_blk, b_blk, NORM_INF)``
+    = max |a - b| over a block, computed by OpenCV in wider integers (no uint8 wrap-around) and without
+    allocating a difference image. Blocks of 16 lines, refined line by line at the first hit. A small change
+    reads each byte about once; a change reaching the borders stops after a few blocks.
+
+    Args:
+        img_a, img_b: uint8 [H, W] or [H, W, C] arrays of the same shape.
+        threshold: a pixel differs when its largest channel difference exceeds this (>= 0).
+
+    Returns:
+        (x_min, y_min, x_max, y_max) as Python ints, inclusive; None when no pixel differs.
+    """
+    for name, img in (("img_a", img_a), ("img_b", img_b)):
+        if not isinstance(img, np.ndarray) or img.dtype != np.uint8 or img.ndim not in (2, 3) or img.size == 0:
+            raise ValueError(f"{name} must be a non-empty uint8 numpy array [H, W] or [H, W, C]; got "
+                             f"{type(img).__name__} {getattr(img, 'dtype', '')} {getattr(img, 'shape', '')}")
+    if img_a.shape != img_b.shape:
+        raise ValueError(f"images must have the same shape; got {img_a.shape} and {img_b.shape} (resize first)")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)) \
+            or not threshold >= 0:
+        raise ValueError(f"threshold must be a number >= 0, got {threshold!r}")
+    a, b = np.ascontiguousarray(img_a), np.ascontiguousarray(img_b)
+    height, width = a.shape[:2]
+
+    def differs(rows, cols):  # max over the block's pixels and channels of |a - b| > threshold
+        return cv2.norm(a[rows, cols], b[rows, cols], cv2.NORM_INF) > threshold
+
+    def first_hit(lo, hi, from_end, test, block=16):  # first line in [lo, hi) seen from one side, or None
+        starts = range(hi - block, lo - block, -block) if from_end else range(lo, hi, block)
+        for start in starts:
+            s0, s1 = max(start, lo), min(start + block, hi)
+            if test(slice(s0, s1)):
+                lines = range(s1 - 1, s0 - 1, -1) if from_end else range(s0, s1)
+                return next(i for i in lines if test(slice(i, i + 1)))
+        return None
+
+    y_min = first_hit(0, height, False, lambda rows: differs(rows, slice(None)))
+    if y_min is None:
+        return None
+    y_max = first_hit(y_min, height, True, lambda rows: differs(rows, slice(None)))
+    band = slice(y_min, y_max + 1)
+    x_min = first_hit(0, width, False, lambda cols: differs(band, cols))
+    x_max = first_hit(x_min, width, True, lambda cols: differs(band, cols))
+    return int(x_min), int(y_min), int(x_max), int(y_max)
+
+
+def diff_bbox_robust(
+    img_a: np.ndarray, img_b: np.ndarray, sigma: float = 2.0, k: float = 6.0, min_delta: float = 6.0,
+    min_area: int = 20,
+) -> tuple[int, int, int, int] | None:
+    """Bounding box of a real local change, ignoring sensor noise and a global brightness drift.
+
+    Steps: channel-mean signed difference d = b - a (float32); subtract its median (a global additive drift
+    moves every pixel alike, a local change moves < half of them); Gaussian-smooth with ``sigma`` (noise
+    std drops by ~1 / (2 sqrt(pi) sigma)); estimate the smoothed noise std robustly as 1.4826 * MAD; keep
+    pixels with |d| > max(k * noise_std, min_delta); open with a 3x3 kernel to drop specks; keep 8-connected
+    components of at least ``min_area`` pixels and return the box of their union. A gradual (soft-edged)
+    change is found where it rises above that level, so its box is slightly inside the change's full support.
+
+    Args:
+        img_a, img_b: uint8 [H, W] or [H, W, C] arrays of the same shape.
+        sigma: Gaussian smoothing std in pixels (> 0).
+        k: detection level in smoothed-noise stds.
+        min_delta: floor on the detection level, in grey levels (guards against a zero-noise MAD).
+        min_area: smallest component, in pixels, that counts as a change.
+
+    Returns:
+        (x_min, y_min, x_max, y_max), inclusive Python ints, or None when no change survives.
+    """
+    for name, img in (("img_a", img_a), ("img_b", img_b)):
+        if not isinstance(img, np.ndarray) or img.dtype != np.uint8 or img.ndim not in (2, 3) or img.size == 0:
+            raise ValueError(f"{name} must be a non-empty uint8 numpy array [H, W] or [H, W, C]")
+    if img_a.shape != img_b.shape:
+        raise ValueError(f"images must have the same shape; got {img_a.shape} and {img_b.shape}")
+    if not (sigma > 0 and k > 0 and min_delta >= 0 and min_area >= 1):
+        raise ValueError(f"need sigma > 0, k > 0, min_delta >= 0, min_area >= 1; got {sigma}, {k}, {min_delta}, {min_area}")
+    diff = img_b.astype(np.float32) - img_a.astype(np.float32)  # (H, W[, C]) signed, no wrap-around
+    diff = diff.mean(axis=2) if diff.ndim == 3 else diff  # (H, W)
+    diff -= np.median(diff)  # remove a global additive brightness drift
+    smooth = cv2.GaussianBlur(diff, (0, 0), sigmaX=sigma, sigmaY=sigma)  # (H, W)
+    noise_std = 1.4826 * float(np.median(np.abs(smooth - np.median(smooth))))
+    changed = (np.abs(smooth) > max(k * noise_std, min_delta)).astype(np.uint8)  # (H, W) 0/1
+    changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    n, _, comp_stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
+    keep = [i for i in range(1, n) if comp_stats[i, cv2.CC_STAT_AREA] >= min_area]
+    if not keep:
+        return None
+    x0 = comp_stats[keep, cv2.CC_STAT_LEFT]
+    y0 = comp_stats[keep, cv2.CC_STAT_TOP]
+    x1 = x0 + comp_stats[keep, cv2.CC_STAT_WIDTH] - 1
+    y1 = y0 + comp_stats[keep, cv2.CC_STAT_HEIGHT] - 1
+    return int(x0.min()), int(y0.min()), int(x1.max()), int(y1.max())

@@ -1,0 +1,235 @@
+"""Known bugs for lab03_ppo_rlhf: masked_mean, kl_penalized_rewards, compute_gae_tokens, ppo_clip_loss, value_loss."""
+
+import torch
+
+
+# masked_mean ---------------------------------------------------------------------------------------------------
+def mm_ignores_mask(x, mask):
+    """Mean over padding: x.mean() ignores the mask."""
+    return x.mean()
+
+
+def mm_divides_by_numel(x, mask):
+    """Zeroes padding but divides by all B*T positions."""
+    return (x * mask).sum() / x.numel()
+
+
+def mm_mean_of_row_means(x, mask):
+    """Sequence-level mean (mean of per-row means) instead of the token-level mean over all valid tokens."""
+    m = mask.to(x.dtype)
+    return ((x * m).sum(1) / m.sum(1)).mean()
+
+
+def mm_no_division(x, mask):
+    """Masked sum, never divided by the number of valid tokens."""
+    return (x * mask).sum()
+
+
+def mm_inverted_mask(x, mask):
+    """Mask inverted: averages the padding instead of the valid tokens."""
+    m = 1 - mask.to(x.dtype)
+    return (x * m).sum() / m.sum().clamp(min=1)
+
+
+# kl_penalized_rewards ------------------------------------------------------------------------------------------
+def kl_score_at_last_column(score, logp, ref_logp, mask, kl_coef):
+    """Score added at position T-1 (padding for short rows) instead of the last valid token."""
+    r = -kl_coef * (logp - ref_logp) * mask
+    r[:, -1] += score
+    return r
+
+
+def kl_sign_flipped(score, logp, ref_logp, mask, kl_coef):
+    """KL in the wrong direction: -kl_coef * (ref_logp - logp) rewards drifting away from the reference."""
+    r = -kl_coef * (ref_logp - logp) * mask
+    last = mask.shape[1] - 1 - mask.flip(1).to(torch.int64).argmax(1)
+    r[torch.arange(mask.shape[0]), last] += score
+    return r
+
+
+def kl_padding_not_zeroed(score, logp, ref_logp, mask, kl_coef):
+    """KL penalty left on invalid (padding) positions."""
+    r = -kl_coef * (logp - ref_logp)
+    last = mask.shape[1] - 1 - mask.flip(1).to(torch.int64).argmax(1)
+    r[torch.arange(mask.shape[0]), last] += score
+    return r
+
+
+def kl_score_at_first_token(score, logp, ref_logp, mask, kl_coef):
+    """Score added at the first completion token instead of the last valid one."""
+    r = -kl_coef * (logp - ref_logp) * mask
+    r[:, 0] += score
+    return r
+
+
+def kl_score_every_token(score, logp, ref_logp, mask, kl_coef):
+    """Score added at every valid token (a length bonus) instead of once at the end."""
+    return (-kl_coef * (logp - ref_logp) + score[:, None]) * mask
+
+
+def kl_last_index_off_by_one(score, logp, ref_logp, mask, kl_coef):
+    """Last valid index taken as mask.sum(1) (one past the end), clamped at T-1."""
+    r = -kl_coef * (logp - ref_logp) * mask
+    last = mask.sum(1).long().clamp(max=mask.shape[1] - 1)
+    r[torch.arange(mask.shape[0]), last] += score
+    return r
+
+
+# compute_gae_tokens --------------------------------------------------------------------------------------------
+def _gae_loop(rewards, values, mask, gamma, lam, bootstrap_padding=False, zero_invalid=True, delta_swapped=False,
+              lam_only=False):
+    B, T = rewards.shape
+    adv = torch.zeros_like(values)
+    for b in range(B):
+        last = 0.0
+        for t in reversed(range(T)):
+            nxt_valid = float(mask[b, t + 1]) if t + 1 < T else 0.0
+            if bootstrap_padding and t + 1 < T:
+                nxt_valid = 1.0
+            nxt_v = float(values[b, t + 1]) if t + 1 < T else 0.0
+            if delta_swapped:
+                delta = float(rewards[b, t]) + gamma * float(values[b, t]) - nxt_v * nxt_valid
+            else:
+                delta = float(rewards[b, t]) + gamma * nxt_v * nxt_valid - float(values[b, t])
+            decay = lam if lam_only else gamma * lam
+            last = delta + decay * nxt_valid * last
+            if zero_invalid and mask[b, t] == 0:
+                last = 0.0
+            adv[b, t] = last
+    return adv
+
+
+def gae_bootstraps_padding(rewards, values, mask, gamma=1.0, lam=0.95):
+    """Bootstraps from the value at the first padding position: the episode does not end at the last token."""
+    adv = _gae_loop(rewards * mask, values, mask, gamma, lam, bootstrap_padding=True)
+    return adv, adv + values
+
+
+def gae_returns_without_values(rewards, values, mask, gamma=1.0, lam=0.95):
+    """returns = advantages (forgets to add the values back)."""
+    adv = _gae_loop(rewards * mask, values, mask, gamma, lam)
+    return adv, adv.clone()
+
+
+def gae_invalid_not_zeroed(rewards, values, mask, gamma=1.0, lam=0.95):
+    """Advantages at padding positions left as -V (garbage that leaks into a masked loss if the mask slips)."""
+    adv = _gae_loop(rewards * mask, values, mask, gamma, lam, zero_invalid=False)
+    return adv, adv + values
+
+
+def gae_delta_swapped(rewards, values, mask, gamma=1.0, lam=0.95):
+    """TD residual with the values swapped: r + gamma V_t - V_{t+1}."""
+    adv = _gae_loop(rewards * mask, values, mask, gamma, lam, delta_swapped=True)
+    return adv, adv + values
+
+
+def gae_lambda_without_gamma(rewards, values, mask, gamma=1.0, lam=0.95):
+    """Decays the recursion by lam alone instead of gamma * lam."""
+    adv = _gae_loop(rewards * mask, values, mask, gamma, lam, lam_only=True)
+    return adv, adv + values
+
+
+def gae_forward_recursion(rewards, values, mask, gamma=1.0, lam=0.95):
+    """Runs the recursion forward in time (accumulates the past instead of the future)."""
+    m = mask.to(values.dtype)
+    adv = torch.zeros_like(values)
+    last = torch.zeros_like(values[:, 0])
+    T = values.shape[1]
+    for t in range(T):
+        nv = values[:, t + 1] * m[:, t + 1] if t + 1 < T else torch.zeros_like(last)
+        delta = rewards[:, t] * m[:, t] + gamma * nv - values[:, t]
+        last = (delta + gamma * lam * last) * m[:, t]
+        adv[:, t] = last
+    return adv, adv + values
+
+
+# ppo_clip_loss -------------------------------------------------------------------------------------------------
+def _masked(x, mask):
+    m = mask.to(x.dtype)
+    return (x * m).sum() / m.sum()
+
+
+def ppo_max_not_min(logp_new, logp_old, advantages, mask, clip_eps=0.2):
+    """max instead of min: an optimistic, not pessimistic, bound."""
+    ratio = torch.exp(logp_new - logp_old.detach())
+    return _masked(-torch.max(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages), mask)
+
+
+def ppo_no_stop_gradient(logp_new, logp_old, advantages, mask, clip_eps=0.2):
+    """No stop-gradient on the old log-probs: gradient flows into logp_old."""
+    ratio = torch.exp(logp_new - logp_old)
+    return _masked(-torch.min(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages), mask)
+
+
+def ppo_inverted_ratio(logp_new, logp_old, advantages, mask, clip_eps=0.2):
+    """Ratio inverted: exp(logp_old - logp_new)."""
+    ratio = torch.exp(logp_old.detach() - logp_new)
+    return _masked(-torch.min(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages), mask)
+
+
+def ppo_no_clipping(logp_new, logp_old, advantages, mask, clip_eps=0.2):
+    """Plain importance-weighted policy gradient: the clipped term is missing."""
+    ratio = torch.exp(logp_new - logp_old.detach())
+    return _masked(-ratio * advantages, mask)
+
+
+def ppo_mean_over_padding(logp_new, logp_old, advantages, mask, clip_eps=0.2):
+    """Mean over padding: (loss * mask).mean() divides by B*T."""
+    ratio = torch.exp(logp_new - logp_old.detach())
+    per_token = -torch.min(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages)
+    return (per_token * mask).mean()
+
+
+def ppo_not_negated(logp_new, logp_old, advantages, mask, clip_eps=0.2):
+    """Returns the surrogate objective itself, not its negation: gradient descent minimizes reward."""
+    ratio = torch.exp(logp_new - logp_old.detach())
+    return _masked(torch.min(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages), mask)
+
+
+# value_loss ----------------------------------------------------------------------------------------------------
+def vl_min_not_max(values, old_values, returns, mask, clip_range=0.2):
+    """min of the two squared errors instead of max."""
+    vc = old_values + (values - old_values).clamp(-clip_range, clip_range)
+    return 0.5 * _masked(torch.min((values - returns) ** 2, (vc - returns) ** 2), mask)
+
+
+def vl_missing_half(values, old_values, returns, mask, clip_range=0.2):
+    """Missing the 0.5 factor."""
+    vc = old_values + (values - old_values).clamp(-clip_range, clip_range)
+    return _masked(torch.max((values - returns) ** 2, (vc - returns) ** 2), mask)
+
+
+def vl_clip_around_returns(values, old_values, returns, mask, clip_range=0.2):
+    """Clips V around the returns instead of around the old values."""
+    vc = returns + (values - returns).clamp(-clip_range, clip_range)
+    return 0.5 * _masked(torch.max((values - returns) ** 2, (vc - returns) ** 2), mask)
+
+
+def vl_no_clipping(values, old_values, returns, mask, clip_range=0.2):
+    """Unclipped value loss only."""
+    return 0.5 * _masked((values - returns) ** 2, mask)
+
+
+def vl_mean_over_padding(values, old_values, returns, mask, clip_range=0.2):
+    """Mean over padding: divides by B*T."""
+    vc = old_values + (values - old_values).clamp(-clip_range, clip_range)
+    return 0.5 * (torch.max((values - returns) ** 2, (vc - returns) ** 2) * mask).mean()
+
+
+def vl_clamp_values_absolute(values, old_values, returns, mask, clip_range=0.2):
+    """Clamps V itself to [-c, c] instead of to [V_old - c, V_old + c]."""
+    vc = values.clamp(-clip_range, clip_range)
+    return 0.5 * _masked(torch.max((values - returns) ** 2, (vc - returns) ** 2), mask)
+
+
+BUGS = {
+    "masked_mean": [mm_ignores_mask, mm_divides_by_numel, mm_mean_of_row_means, mm_no_division, mm_inverted_mask],
+    "kl_penalized_rewards": [kl_score_at_last_column, kl_sign_flipped, kl_padding_not_zeroed, kl_score_at_first_token,
+                             kl_score_every_token, kl_last_index_off_by_one],
+    "compute_gae_tokens": [gae_bootstraps_padding, gae_returns_without_values, gae_invalid_not_zeroed,
+                           gae_delta_swapped, gae_lambda_without_gamma, gae_forward_recursion],
+    "ppo_clip_loss": [ppo_max_not_min, ppo_no_stop_gradient, ppo_inverted_ratio, ppo_no_clipping,
+                      ppo_mean_over_padding, ppo_not_negated],
+    "value_loss": [vl_min_not_max, vl_missing_half, vl_clip_around_returns, vl_no_clipping, vl_mean_over_padding,
+                   vl_clamp_values_absolute],
+}

@@ -1,0 +1,84 @@
+"""Known bugs for lab04_dpo: ``sequence_logprobs`` and ``dpo_loss``."""
+
+import torch
+import torch.nn.functional as F
+
+
+# sequence_logprobs ---------------------------------------------------------------------------------------------
+def _gather(logp, labels, mask):
+    safe = torch.where(mask.bool(), labels, torch.zeros_like(labels))
+    return logp.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+
+
+def slp_mean_not_sum(logits, labels, mask):
+    """Mean over valid tokens instead of the sum: a length-normalized log-prob, not log pi(y|x)."""
+    m = mask.to(logits.dtype)
+    return (_gather(logits.log_softmax(-1), labels, mask) * m).sum(-1) / m.sum(-1)
+
+
+def slp_ignores_mask(logits, labels, mask):
+    """Sums over every position, prompt and padding included."""
+    safe = labels.clamp(min=0)
+    return logits.log_softmax(-1).gather(-1, safe.unsqueeze(-1)).squeeze(-1).sum(-1)
+
+
+def slp_raw_logits(logits, labels, mask):
+    """Gathers raw logits (no log_softmax): unnormalized scores, not log-probs."""
+    return (_gather(logits, labels, mask) * mask).sum(-1)
+
+
+def slp_double_shift(logits, labels, mask):
+    """Shifts again although logits are already aligned: scores labels[t] with logits[t - 1]."""
+    logp = logits.log_softmax(-1)
+    shifted = torch.cat([logp[:, :1], logp[:, :-1]], dim=1)  # (B, T, V) logits[t-1] at t
+    return (_gather(shifted, labels, mask) * mask).sum(-1)
+
+
+def slp_softmax_over_time(logits, labels, mask):
+    """log_softmax over the time dimension instead of the vocabulary."""
+    return (_gather(logits.log_softmax(1), labels, mask) * mask).sum(-1)
+
+
+# dpo_loss ------------------------------------------------------------------------------------------------------
+def dpo_chosen_rejected_swapped(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps,
+                                beta=0.1):
+    """Chosen and rejected swapped: learns to prefer the rejected completion."""
+    d = (policy_rejected_logps - ref_rejected_logps) - (policy_chosen_logps - ref_chosen_logps)
+    return -F.logsigmoid(beta * d).mean()
+
+
+def dpo_beta_outside(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """beta multiplies the loss instead of the logit: -beta * log sigma(delta)."""
+    d = (policy_chosen_logps - ref_chosen_logps) - (policy_rejected_logps - ref_rejected_logps)
+    return -beta * F.logsigmoid(d).mean()
+
+
+def dpo_no_reference(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """Forgets the reference model: -log sigma(beta (pi_c - pi_r))."""
+    return -F.logsigmoid(beta * (policy_chosen_logps - policy_rejected_logps)).mean()
+
+
+def dpo_reference_gradient(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps,
+                           beta=0.1):
+    """No stop-gradient on the reference log-probs: the reference would be trained too."""
+    d = (policy_chosen_logps - ref_chosen_logps) - (policy_rejected_logps - ref_rejected_logps)
+    return -F.logsigmoid(beta * d).mean()
+
+
+def dpo_sum_not_mean(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """Sum over the batch instead of the mean."""
+    d = (policy_chosen_logps - ref_chosen_logps.detach()) - (policy_rejected_logps - ref_rejected_logps.detach())
+    return -F.logsigmoid(beta * d).sum()
+
+
+def dpo_reference_added(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """Reference log-probs added instead of subtracted."""
+    d = (policy_chosen_logps + ref_chosen_logps.detach()) - (policy_rejected_logps + ref_rejected_logps.detach())
+    return -F.logsigmoid(beta * d).mean()
+
+
+BUGS = {
+    "sequence_logprobs": [slp_mean_not_sum, slp_ignores_mask, slp_raw_logits, slp_double_shift, slp_softmax_over_time],
+    "dpo_loss": [dpo_chosen_rejected_swapped, dpo_beta_outside, dpo_no_reference, dpo_reference_gradient,
+                 dpo_sum_not_mean, dpo_reference_added],
+}

@@ -1,0 +1,231 @@
+"""Known bugs for lab05_grpo: group_advantages, kl_k3, grpo_loss, diagnose_zero_loss."""
+
+import torch
+
+
+# group_advantages ----------------------------------------------------------------------------------------------
+def _divide(centred, std, scale, eps):
+    return centred if scale == "none" else centred / (std + eps)
+
+
+def ga_population_std(rewards, group_size, scale="group", eps=1e-4):
+    """Population std (unbiased=False) instead of Bessel's correction (TRL uses Bessel)."""
+    g = rewards.view(-1, group_size)
+    c = (g - g.mean(1, keepdim=True)).view(-1)
+    std = g.std(1, unbiased=False).repeat_interleave(group_size) if scale == "group" else rewards.std(unbiased=False)
+    return _divide(c, std, scale, eps)
+
+
+def ga_missing_eps(rewards, group_size, scale="group", eps=1e-4):
+    """Missing eps: a group whose rewards are all equal divides 0 by 0 and gives NaN."""
+    g = rewards.view(-1, group_size)
+    c = (g - g.mean(1, keepdim=True)).view(-1)
+    std = g.std(1).repeat_interleave(group_size) if scale == "group" else rewards.std()
+    return _divide(c, std, scale, 0.0)
+
+
+def ga_batch_mean(rewards, group_size, scale="group", eps=1e-4):
+    """Centres on the batch mean instead of each group's mean."""
+    g = rewards.view(-1, group_size)
+    c = rewards - rewards.mean()
+    std = g.std(1).repeat_interleave(group_size) if scale == "group" else rewards.std()
+    return _divide(c, std, scale, eps)
+
+
+def ga_strided_groups(rewards, group_size, scale="group", eps=1e-4):
+    """Groups taken as strided columns (view(G, -1)) instead of consecutive runs (view(-1, G))."""
+    g = rewards.view(group_size, -1)  # (G, N) wrong layout
+    c = (g - g.mean(0, keepdim=True)).reshape(-1)
+    std = g.std(0).repeat(group_size) if scale == "group" else rewards.std()
+    return _divide(c, std, scale, eps)
+
+
+def ga_none_still_divides(rewards, group_size, scale="group", eps=1e-4):
+    """scale="none" still divides by the group std (Dr. GRPO's fix not applied)."""
+    g = rewards.view(-1, group_size)
+    c = (g - g.mean(1, keepdim=True)).view(-1)
+    std = rewards.std() if scale == "batch" else g.std(1).repeat_interleave(group_size)
+    return c / (std + eps)
+
+
+def ga_eps_in_sqrt(rewards, group_size, scale="group", eps=1e-4):
+    """eps added to the variance under the square root instead of to the std."""
+    g = rewards.view(-1, group_size)
+    c = (g - g.mean(1, keepdim=True)).view(-1)
+    var = g.var(1).repeat_interleave(group_size) if scale == "group" else rewards.var()
+    return c if scale == "none" else c / torch.sqrt(var + eps)
+
+
+# kl_k3 ---------------------------------------------------------------------------------------------------------
+def k3_wrong_direction(logp, ref_logp):
+    """KL in the wrong direction: r = pi / pi_ref instead of pi_ref / pi (estimates KL(pi_ref || pi) badly)."""
+    d = logp - ref_logp
+    return torch.exp(d) - d - 1
+
+
+def k3_is_k1(logp, ref_logp):
+    """Returns k1 = log pi - log pi_ref (unbiased but can be negative), not k3."""
+    return logp - ref_logp
+
+
+def k3_is_k2(logp, ref_logp):
+    """Returns k2 = (log r)^2 / 2, not k3."""
+    return 0.5 * (ref_logp - logp) ** 2
+
+
+def k3_missing_minus_one(logp, ref_logp):
+    """Missing the -1: equals 1 (not 0) when pi == pi_ref."""
+    d = ref_logp - logp
+    return torch.exp(d) - d
+
+
+def k3_log_term_sign(logp, ref_logp):
+    """Sign error on the log term: exp(d) + d - 1."""
+    d = ref_logp - logp
+    return torch.exp(d) + d - 1
+
+
+# grpo_loss -----------------------------------------------------------------------------------------------------
+def _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation, *,
+          use_max=False, detach_old=True, kl_sign=1.0, kl_reversed=False, denominator="valid", force_agg=None):
+    old = logp_old.detach() if detach_old else logp_old
+    ratio = torch.exp(logp_new - old)
+    a = advantages.unsqueeze(1)
+    pick = torch.max if use_max else torch.min
+    per_token = -pick(ratio * a, ratio.clamp(1 - eps_low, 1 + eps_high) * a)
+    if beta > 0:
+        d = (logp_new - ref_logp) if kl_reversed else (ref_logp - logp_new)
+        per_token = per_token + kl_sign * beta * (torch.exp(d) - d - 1)
+    m = mask.to(per_token.dtype)
+    agg = force_agg or aggregation
+    if agg == "token":
+        den = m.sum() if denominator == "valid" else torch.tensor(float(m.numel()))
+        return (per_token * m).sum() / den
+    den = m.sum(1) if denominator == "valid" else torch.tensor(float(m.shape[1]))
+    return ((per_token * m).sum(1) / den).mean()
+
+
+def grpo_max_not_min(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
+                     aggregation="token"):
+    """max instead of min in the clipped surrogate."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation, use_max=True)
+
+
+def grpo_symmetric_clip(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
+                        aggregation="token"):
+    """Ignores eps_high: clips symmetrically with eps_low (no clip-higher)."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_low, beta, ref_logp, aggregation)
+
+
+def grpo_always_sequence(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
+                         aggregation="token"):
+    """Ignores ``aggregation``: always the per-sequence mean (GRPO), never DAPO's token-level sum."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
+                 force_agg="sequence")
+
+
+def grpo_mean_over_padding(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
+                           ref_logp=None, aggregation="token"):
+    """Denominator counts padding: divides by B*T (token) or T (sequence)."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
+                 denominator="all")
+
+
+def grpo_kl_sign(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
+                 aggregation="token"):
+    """KL term subtracted from the loss: rewards drifting away from the reference."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation, kl_sign=-1.0)
+
+
+def grpo_kl_wrong_direction(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
+                            ref_logp=None, aggregation="token"):
+    """k3 with the ratio inverted (pi / pi_ref): KL in the wrong direction."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
+                 kl_reversed=True)
+
+
+def grpo_no_stop_gradient(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
+                          ref_logp=None, aggregation="token"):
+    """No stop-gradient on the old log-probs."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
+                 detach_old=False)
+
+
+def grpo_eps_swapped(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
+                     aggregation="token"):
+    """eps_low and eps_high swapped: clip-higher becomes clip-lower."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_high, eps_low, beta, ref_logp, aggregation)
+
+
+# diagnose_zero_loss --------------------------------------------------------------------------------------------
+def dz_wrong_order(stats):
+    """Checks zero advantage before valid tokens: an all-masked batch is reported as zero_advantage."""
+    if stats["frac_zero_std_groups"] >= 1:
+        return "zero_advantage"
+    if stats["frac_valid_tokens"] == 0:
+        return "no_valid_tokens"
+    if stats["clip_frac"] >= 1:
+        return "all_clipped"
+    return "expected"
+
+
+def dz_loss_zero_is_expected(stats):
+    """Any zero loss is called expected: ignores the other stats."""
+    if stats["loss"] == 0:
+        return "expected"
+    if stats["frac_valid_tokens"] == 0:
+        return "no_valid_tokens"
+    return "zero_advantage"
+
+
+def dz_any_zero_std_group(stats):
+    """One zero-std group is enough to call it zero_advantage (should be: every group)."""
+    if stats["frac_valid_tokens"] == 0:
+        return "no_valid_tokens"
+    if stats["frac_zero_std_groups"] > 0:
+        return "zero_advantage"
+    if stats["clip_frac"] >= 1:
+        return "all_clipped"
+    return "expected"
+
+
+def dz_half_clipped(stats):
+    """Calls all_clipped when more than half the tokens are clipped."""
+    if stats["frac_valid_tokens"] == 0:
+        return "no_valid_tokens"
+    if stats["frac_zero_std_groups"] >= 1:
+        return "zero_advantage"
+    if stats["clip_frac"] > 0.5:
+        return "all_clipped"
+    return "expected"
+
+
+def dz_any_invalid_token(stats):
+    """Calls no_valid_tokens when any token is invalid (frac_valid_tokens < 1) instead of when none is valid."""
+    if stats["frac_valid_tokens"] < 1:
+        return "no_valid_tokens"
+    if stats["frac_zero_std_groups"] >= 1:
+        return "zero_advantage"
+    if stats["clip_frac"] >= 1:
+        return "all_clipped"
+    return "expected"
+
+
+def dz_never_clipped(stats):
+    """Missing the all_clipped branch."""
+    if stats["frac_valid_tokens"] == 0:
+        return "no_valid_tokens"
+    if stats["frac_zero_std_groups"] >= 1:
+        return "zero_advantage"
+    return "expected"
+
+
+BUGS = {
+    "group_advantages": [ga_population_std, ga_missing_eps, ga_batch_mean, ga_strided_groups, ga_none_still_divides,
+                         ga_eps_in_sqrt],
+    "kl_k3": [k3_wrong_direction, k3_is_k1, k3_is_k2, k3_missing_minus_one, k3_log_term_sign],
+    "grpo_loss": [grpo_max_not_min, grpo_symmetric_clip, grpo_always_sequence, grpo_mean_over_padding, grpo_kl_sign,
+                  grpo_kl_wrong_direction, grpo_no_stop_gradient, grpo_eps_swapped],
+    "diagnose_zero_loss": [dz_wrong_order, dz_loss_zero_is_expected, dz_any_zero_std_group, dz_half_clipped,
+                           dz_any_invalid_token, dz_never_clipped],
+}

@@ -1,0 +1,89 @@
+"""Known bugs for lab06_importance_sampling: ``importance_weights`` and ``is_estimate``."""
+
+import torch
+
+
+# importance_weights --------------------------------------------------------------------------------------------
+def iw_inverted(logp_target, logp_behavior, clip=None):
+    """Ratio inverted: behavior / target."""
+    w = torch.exp(logp_behavior - logp_target)
+    return w if clip is None else w.clamp(max=clip)
+
+
+def iw_clip_as_floor(logp_target, logp_behavior, clip=None):
+    """max(w, clip) instead of min(w, clip): the truncation becomes a floor."""
+    w = torch.exp(logp_target - logp_behavior)
+    return w if clip is None else w.clamp(min=clip)
+
+
+def iw_clip_in_log_space(logp_target, logp_behavior, clip=None):
+    """Clips the log-ratio at ``clip`` (so w <= e^clip), not the weight."""
+    lr = logp_target - logp_behavior
+    return torch.exp(lr if clip is None else lr.clamp(max=clip))
+
+
+def iw_two_sided(logp_target, logp_behavior, clip=None):
+    """Two-sided PPO-style clip [1/clip, clip]: also raises small weights."""
+    w = torch.exp(logp_target - logp_behavior)
+    return w if clip is None else w.clamp(1.0 / clip, clip)
+
+
+def iw_log_ratio(logp_target, logp_behavior, clip=None):
+    """Returns the log-ratio: forgot the exp."""
+    lr = logp_target - logp_behavior
+    return lr if clip is None else lr.clamp(max=clip)
+
+
+def iw_ignores_clip(logp_target, logp_behavior, clip=None):
+    """Ignores ``clip``: no truncation."""
+    return torch.exp(logp_target - logp_behavior)
+
+
+# is_estimate ---------------------------------------------------------------------------------------------------
+def _w(logp_target, logp_behavior, clip):
+    w = torch.exp(torch.as_tensor(logp_target, dtype=torch.float64) - torch.as_tensor(logp_behavior, dtype=torch.float64))
+    return w if clip is None else w.clamp(max=clip)
+
+
+def ise_always_ordinary(f_values, logp_target, logp_behavior, self_normalized=False, clip=None):
+    """Ignores ``self_normalized``: always mean(w f)."""
+    return float((_w(logp_target, logp_behavior, clip) * f_values).mean())
+
+
+def ise_inverted_weights(f_values, logp_target, logp_behavior, self_normalized=False, clip=None):
+    """Weights inverted (behavior / target)."""
+    w = _w(logp_behavior, logp_target, clip)
+    return float((w * f_values).sum() / (w.sum() if self_normalized else len(w)))
+
+
+def ise_ignores_clip(f_values, logp_target, logp_behavior, self_normalized=False, clip=None):
+    """Ignores ``clip``."""
+    w = _w(logp_target, logp_behavior, None)
+    return float((w * f_values).sum() / (w.sum() if self_normalized else len(w)))
+
+
+def ise_no_weights(f_values, logp_target, logp_behavior, self_normalized=False, clip=None):
+    """Plain mean of f: the behavior policy's expectation, no correction."""
+    return float(torch.as_tensor(f_values, dtype=torch.float64).mean())
+
+
+def ise_normalizes_by_f(f_values, logp_target, logp_behavior, self_normalized=False, clip=None):
+    """Self-normalized version divides by sum(f) instead of sum(w)."""
+    w = _w(logp_target, logp_behavior, clip)
+    f = torch.as_tensor(f_values, dtype=torch.float64)
+    return float((w * f).sum() / (f.sum() if self_normalized else len(w)))
+
+
+def ise_normalized_by_mean_weight_squared(f_values, logp_target, logp_behavior, self_normalized=False, clip=None):
+    """Self-normalized version divides by the number of samples twice: sum(w f) / (N * sum(w))."""
+    w = _w(logp_target, logp_behavior, clip)
+    f = torch.as_tensor(f_values, dtype=torch.float64)
+    return float((w * f).sum() / (len(w) * w.sum() if self_normalized else len(w)))
+
+
+BUGS = {
+    "importance_weights": [iw_inverted, iw_clip_as_floor, iw_clip_in_log_space, iw_two_sided, iw_log_ratio,
+                           iw_ignores_clip],
+    "is_estimate": [ise_always_ordinary, ise_inverted_weights, ise_ignores_clip, ise_no_weights, ise_normalizes_by_f,
+                    ise_normalized_by_mean_weight_squared],
+}

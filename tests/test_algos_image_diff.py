@@ -1,0 +1,87 @@
+"""diff_bbox against a plain-loop oracle on many seeded small images, 4K edge cases, and the benchmark harness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlprep.algos.image_diff import diff_bbox, diff_bbox_robust
+from rlprep.bench_image_diff import format_table, naive_loop, numpy_vectorized, opencv_pipeline, run_benchmark
+
+
+def test_matches_loop_oracle_on_random_small_images():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        h, w = (int(v) for v in rng.integers(1, 45, 2))  # includes sizes below and above the 16-line block
+        shape = [(h, w), (h, w, 1), (h, w, 2), (h, w, 3), (h, w, 4), (h, w, 5)][rng.integers(0, 6)]
+        a = rng.integers(0, 256, shape, dtype=np.uint8)
+        b = a.copy()
+        for _ in range(rng.integers(0, 4)):
+            idx = tuple(int(rng.integers(0, s)) for s in shape)
+            b[idx] = rng.integers(0, 256)
+        threshold = int(rng.integers(0, 30))
+        assert diff_bbox(a, b, threshold) == naive_loop(a, b, threshold), (shape, threshold)
+
+
+def test_non_contiguous_views_and_threshold_edges():
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 256, (40, 50, 3), dtype=np.uint8)
+    b = a.copy()
+    b[10, 20, 1] = a[10, 20, 1] ^ 0x80
+    assert diff_bbox(a[:, ::-1], b[:, ::-1]) == (29, 10, 29, 10)  # a mirrored, negatively strided view
+    assert diff_bbox(a[5:30, 10:], b[5:30, 10:]) == (10, 5, 10, 5)
+    assert diff_bbox(a, b, threshold=255) is None
+    assert diff_bbox(a, b, threshold=127.5) == (20, 10, 20, 10)  # diff is exactly 128 > 127.5
+    assert diff_bbox(a, b, threshold=128) is None
+
+
+@pytest.mark.parametrize("bad", [
+    (np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4, 3), np.int16)),
+    (np.zeros((4, 4, 3), np.uint8), np.zeros((4, 3, 3), np.uint8)),
+    (np.zeros((2, 4, 4, 3), np.uint8), np.zeros((2, 4, 4, 3), np.uint8)),
+    (np.zeros((0, 4), np.uint8), np.zeros((0, 4), np.uint8)),
+    ([[0]], [[0]]),
+])
+def test_bad_images_raise_value_error(bad):
+    with pytest.raises(ValueError):
+        diff_bbox(*bad)
+    with pytest.raises(ValueError):
+        diff_bbox_robust(*bad)
+
+
+def test_negative_threshold_raises():
+    with pytest.raises(ValueError):
+        diff_bbox(np.zeros((2, 2), np.uint8), np.zeros((2, 2), np.uint8), threshold=-1)
+
+
+def test_4k_pair_centre_corners_and_whole_image():
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, 256, (2160, 3840, 3), dtype=np.uint8)
+    b = a.copy()
+    b[1080, 1920, 2] ^= 1
+    assert diff_bbox(a, b) == (1920, 1080, 1920, 1080)
+    b[0, 3839, 0] ^= 0x40
+    b[2159, 0, 1] ^= 0x40
+    assert diff_bbox(a, b) == (0, 0, 3839, 2159)
+    assert diff_bbox(a, b, threshold=8) == (0, 0, 3839, 2159)
+    assert diff_bbox(a, a.copy()) is None
+
+
+def test_baselines_agree_with_the_reference():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    b = a.copy()
+    b[3:9, 40:44, 0] ^= 0x21
+    for threshold in (0, 8, 40):
+        want = diff_bbox(a, b, threshold)
+        assert numpy_vectorized(a, b, threshold) == want and opencv_pipeline(a, b, threshold) == want
+
+
+def test_benchmark_harness_returns_every_method_and_scenario():
+    result = run_benchmark(height=64, width=96, channels=3, repeats=1, slow_repeats=1)
+    assert set(result["timings_ms"]) == {"small_centre_t0", "small_centre_t8", "whole_image_t0", "identical_t0"}
+    for row in result["timings_ms"].values():
+        assert set(row) == {"naive_loop_extrapolated", "numpy_vectorized", "early_exit", "opencv_pipeline", "floor"}
+        assert all(v > 0 for v in row.values())
+    assert set(result["best_ms"]) == set(result["timings_ms"])
+    assert "| small_centre_t0 |" in format_table(result) and "best ms" in format_table(result, "best_ms")

@@ -1,0 +1,267 @@
+"""Grade a notebook with the learner's code and the tests in different processes.
+
+nbgrader's own ``Execute`` runs every cell in one kernel, so an answer cell can rewrite
+``np.testing.assert_allclose``, ``builtins`` or the assert helpers and pass every test. Here:
+
+- setup cells (locked, checked against the gradebook) run in the learner's kernel K *and* in a fresh
+  namespace inside this grader process;
+- answer cells and any other learner cell run only in K (per-cell timeout, interrupt, restart + replay);
+- test cells (locked grade cells, sources checked against the gradebook) run only here, in a copy of the
+  setup namespace where each graded function name is a ``FunctionProxy``: calling it ships the arguments
+  to K, runs the learner's function there, and ships the result back in the restricted ``wire`` format;
+- ``demo`` cells (training, plots) are skipped, with a note.
+
+The outputs are ordinary nbformat outputs, so nbgrader's ``SaveAutoGrades`` scores them as usual: a test
+cell with an ``error`` output scores 0. Learner stderr never reaches a test cell's outputs.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import time
+
+import nbformat
+from traitlets import Integer, Unicode
+
+from rlprep.grading.asserts import PropertyFailed
+from rlprep.grading.kernel import LearnerCallError, LearnerKernel
+from rlprep.grading.wire import WireError
+
+HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
+DEMO_NOTE = "[rlprep] demo cell: skipped during grading\n"
+
+
+def defined_functions(source: str) -> list[str]:
+    """Top-level ``def`` names in a cell's source (the graded functions of an answer cell)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+
+
+def _error(ename: str, evalue: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+class FunctionProxy:
+    """Stands for the learner's function inside a test cell; every call runs in the learner's kernel."""
+
+    is_rlprep_proxy = True
+
+    def __init__(self, runner: "IsolatedRunner", name: str):
+        self._runner = runner
+        self.__name__ = name
+
+    def __call__(self, *args, **kwargs):
+        return self._runner.call(self.__name__, args, kwargs, mode="call")
+
+    def value_and_grad(self, wrt=(), **kwargs):
+        return self._runner.call(self.__name__, (), kwargs, mode="value_and_grad", wrt=tuple(wrt))
+
+    def __repr__(self):
+        return f"<learner function {self.__name__} (runs in the learner's kernel)>"
+
+
+class IsolatedRunner:
+    """Run one notebook: learner cells in K, test cells here. See the module docstring.
+
+    Args:
+        graded_names: function names that test cells call (bound to proxies).
+        trusted: {grade_id: (source, kind)} with kind "setup" or "test": the only cells that run in the
+            grader process, and only when their source is exactly this one.
+        cell_timeout: seconds for one learner cell in K.
+        call_timeout: seconds for one call of a learner function from a test.
+        deadline: seconds for the whole run; later cells fail with a message saying so.
+    """
+
+    def __init__(self, graded_names, trusted: dict, cell_timeout: float = 30, call_timeout: float = 10,
+                 deadline: float = 300, cwd: str | None = None, kernel_name: str = "python3"):
+        self.graded_names = list(graded_names)
+        self.trusted = dict(trusted)
+        self.cell_timeout = cell_timeout
+        self.call_timeout = call_timeout
+        self.deadline = deadline
+        self.cwd = cwd
+        self.kernel_name = kernel_name
+        self.kernel: LearnerKernel | None = None
+        self._t_end = 0.0
+        self._forwarded: list[str] = []
+
+    @classmethod
+    def trusting(cls, nb, **kwargs) -> "IsolatedRunner":
+        """A runner that trusts the notebook's own locked cells (for an instructor's notebook, or tests)."""
+        trusted, names = {}, []
+        for cell in nb.cells:
+            nbg = cell.get("metadata", {}).get("nbgrader", {})
+            if cell.cell_type != "code" or "grade_id" not in nbg:
+                continue
+            if nbg.get("solution"):
+                names += defined_functions(cell.source)
+            elif nbg.get("locked"):
+                trusted[nbg["grade_id"]] = (cell.source, "test" if nbg.get("grade") else "setup")
+        return cls(names, trusted, **kwargs)
+
+    def classify(self, cell) -> str:
+        nbg = cell.get("metadata", {}).get("nbgrader", {})
+        gid = nbg.get("grade_id")
+        if gid in self.trusted and self.trusted[gid][0] == cell.source:
+            return self.trusted[gid][1]
+        if cell.get("metadata", {}).get("rlprep", {}).get("role") == "demo":
+            return "demo"
+        return "learner"
+
+    def remaining(self) -> float:
+        return self._t_end - time.monotonic()
+
+    # -- the run ----------------------------------------------------------------------------
+    def run(self, nb):
+        self._t_end = time.monotonic() + self.deadline
+        self.kernel = LearnerKernel(cwd=self.cwd, kernel_name=self.kernel_name)
+        self.kernel.start()
+        setup_ns: dict = {"__name__": "__rlprep_tests__", "__builtins__": builtins}
+        try:
+            for cell in nb.cells:
+                if cell.cell_type != "code":
+                    continue
+                cell.outputs = []
+                cell.execution_count = None
+                kind = self.classify(cell)
+                if kind == "demo":
+                    cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=DEMO_NOTE))
+                    continue
+                if self.remaining() <= 0:
+                    cell.outputs.append(_error("GradingDeadline", f"grading stopped after its {self.deadline:g} s "
+                                                                  "limit; this cell was not run"))
+                    continue
+                if kind == "setup":
+                    self._exec_here(cell.source, setup_ns, cell)
+                    self._run_in_kernel(cell)
+                elif kind == "test":
+                    self._run_test(cell, setup_ns)
+                else:
+                    self._run_in_kernel(cell)
+        finally:
+            self.kernel.shutdown()
+        return nb
+
+    def _run_in_kernel(self, cell) -> None:
+        timeout = max(0.5, min(self.cell_timeout, self.remaining()))
+        run = self.kernel.execute(cell.source, timeout=timeout)
+        cell.outputs = run.outputs
+        if run.status == "timeout":
+            cell.outputs.append(_error("CellTimeout", f"this cell did not finish within {timeout:g} s and was "
+                                                      "interrupted (an infinite loop?)"))
+        elif run.status == "died":
+            cell.outputs.append(_error("KernelDied", "this cell ended the kernel process (os._exit or a crash); "
+                                                     "the kernel was restarted without it"))
+
+    @staticmethod
+    def _exec_here(source: str, ns: dict, cell) -> None:
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                exec(compile(source, "<setup cell>", "exec"), ns)  # noqa: S102 - instructor code from the gradebook
+        except Exception as err:  # noqa: BLE001
+            cell.outputs.append(_error("SetupError", f"the setup cell failed in the grader: "
+                                                     f"{type(err).__name__}: {err}"))
+
+    def call(self, name, args, kwargs, mode="call", wrt=()):
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise LearnerCallError(f"grading stopped after its {self.deadline:g} s limit before {name} was called")
+        timeout = max(0.5, min(self.call_timeout, remaining))
+        result, stdout = self.kernel.call(name, args, kwargs, timeout=timeout, mode=mode, wrt=wrt)
+        self._forwarded += [o.get("text", "") for o in stdout]
+        return result
+
+    def _run_test(self, cell, setup_ns: dict) -> None:
+        ns = dict(setup_ns)
+        for name in self.graded_names:
+            ns[name] = FunctionProxy(self, name)
+        self._forwarded = []
+        out = io.StringIO()
+        failure = None
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                exec(compile(cell.source, "<test cell>", "exec"), ns)  # noqa: S102 - instructor code
+        except PropertyFailed as err:
+            failure = ("PropertyFailed", str(err))
+        except LearnerCallError as err:
+            failure = ("LearnerError", str(err))
+        except WireError as err:
+            failure = ("BadReturnValue", str(err))
+        except (Exception, SystemExit) as err:  # noqa: BLE001
+            if HIDDEN_BEGIN in cell.source:
+                failure = (type(err).__name__, "a hidden check failed")
+            else:
+                failure = (type(err).__name__, str(err) or "a check failed")
+        text = "".join(self._forwarded) + out.getvalue()
+        if text:
+            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text))
+        if failure:
+            cell.outputs.append(_error(*failure))
+
+
+try:  # the nbgrader preprocessor; nbgrader is an instructor/grader dependency
+    from nbgrader.api import Gradebook
+    from nbgrader.preprocessors import NbGraderPreprocessor
+except ImportError:  # pragma: no cover - plain install without the course extras
+    NbGraderPreprocessor = None
+
+if NbGraderPreprocessor is not None:
+
+    class IsolatedExecute(NbGraderPreprocessor):
+        """Drop-in for nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors`` (see module docstring)."""
+
+        cell_timeout = Integer(30, help="Seconds for one learner cell in the learner's kernel.").tag(config=True)
+        call_timeout = Integer(10, help="Seconds for one call of a learner function from a test.").tag(config=True)
+        deadline = Integer(300, help="Seconds for the whole notebook; later cells fail.").tag(config=True)
+        kernel_name = Unicode("python3", help="Kernel for the learner's code.").tag(config=True)
+
+        def preprocess(self, nb, resources):
+            info = resources["nbgrader"]
+            trusted, names = {}, []
+            with Gradebook(info["db_url"]) as gb:
+                source_nb = gb.find_notebook(info["notebook"], info["assignment"])
+                grade_ids = {c.name for c in source_nb.grade_cells}
+                solution_ids = {c.name for c in source_nb.solution_cells}
+                for sc in source_nb.source_cells:
+                    if sc.cell_type != "code":
+                        continue
+                    if sc.name in solution_ids:
+                        names += defined_functions(sc.source)
+                    elif sc.locked:
+                        trusted[sc.name] = (sc.source, "test" if sc.name in grade_ids else "setup")
+            cwd = resources.get("metadata", {}).get("path") or None
+            runner = IsolatedRunner(names, trusted, cell_timeout=self.cell_timeout, call_timeout=self.call_timeout,
+                                    deadline=self.deadline, cwd=cwd, kernel_name=self.kernel_name)
+            return runner.run(nb), resources
+
+
+def score_in_process(nb, functions: dict) -> dict[str, tuple[float, float, str]]:
+    """Run a solution notebook's test cells (hidden parts included) here, with ``functions`` bound.
+
+    For checking the test code itself (bug catalogs, alternative solutions) without a kernel or nbgrader:
+    returns {grade_id: (points, max_points, message)}. Never use it on learner code you do not trust.
+    """
+    ns: dict = {"__name__": "__rlprep_tests__", "__builtins__": builtins}
+    results = {}
+    for cell in nb.cells:
+        nbg = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not nbg.get("locked"):
+            continue
+        if not nbg.get("grade"):
+            exec(compile(cell.source, "<setup cell>", "exec"), ns)  # noqa: S102
+            continue
+        test_ns = dict(ns, **functions)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                exec(compile(cell.source, "<test cell>", "exec"), test_ns)  # noqa: S102
+            results[nbg["grade_id"]] = (float(nbg["points"]), float(nbg["points"]), "")
+        except Exception as err:  # noqa: BLE001
+            results[nbg["grade_id"]] = (0.0, float(nbg["points"]), f"{type(err).__name__}: {err}")
+    return results

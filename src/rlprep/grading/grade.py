@@ -1,0 +1,243 @@
+"""``rlprep grade PATH.ipynb [--json]``: grade one learner notebook with nbgrader and the hidden tests.
+
+The gradebook comes from ``solutions/<lab>/`` via ``generate_assignment`` on a throwaway course folder and
+is cached under ``rlprep.paths.cache_dir()/gradebooks/<lab>-<content hash>``. Each run copies it into a
+fresh course folder, puts the notebook under ``submitted/learner/<lab>/`` and runs ``NbGraderAPI.autograde``
+with the isolated executor (learner code in its own kernel, tests in this process).
+
+Exit status: 0 full marks, 1 otherwise, 2 invalid input (not a notebook, malformed JSON, unknown lab).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import re
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from rlprep.errors import RlprepError
+from rlprep.paths import cache_dir
+
+STUDENT = "learner"
+
+
+@dataclass
+class CellGrade:
+    grade_id: str
+    points: float
+    max_points: float
+    passed: bool
+    message: str
+
+
+@dataclass
+class GradeReport:
+    lab: str
+    score: float
+    max_score: float
+    cells: list[CellGrade] = field(default_factory=list)
+    tampering: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_json(self) -> dict:
+        return {"lab": self.lab, "score": self.score, "max_score": self.max_score,
+                "cells": [asdict(c) for c in self.cells]}
+
+
+# -- input checks ---------------------------------------------------------------------------
+def read_submission(path) -> nbformat.NotebookNode:
+    path = Path(path)
+    if not path.is_file():
+        raise RlprepError(f"{path} does not exist", "pass the path of your lab notebook, e.g. labs/lab01_gae/lab01_gae.ipynb")
+    if path.suffix != ".ipynb":
+        raise RlprepError(f"{path} is not a notebook (.ipynb)", "pass the .ipynb file of your lab")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RlprepError(f"{path} is not valid notebook JSON ({err})",
+                          "restore it from labs/ or from your editor's checkpoint (File > Revert)") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
+        raise RlprepError(f"{path} is JSON but not a Jupyter notebook (no 'cells' list)",
+                          "pass the .ipynb file of your lab")
+    try:
+        return nbformat.reads(json.dumps(raw), as_version=4)
+    except Exception as err:  # noqa: BLE001 - nbformat raises several types for a broken notebook
+        raise RlprepError(f"{path} is not a readable notebook ({err})", "restore it from labs/") from None
+
+
+def lab_of(path, nb, labs: list[str]) -> str:
+    """The lab: the file name if it names one, else the notebook's ``metadata.rlprep.lab``."""
+    stem = Path(path).stem
+    if stem in labs:
+        return stem
+    meta = nb.metadata.get("rlprep", {}).get("lab")
+    if meta in labs:
+        return meta
+    raise RlprepError(f"cannot tell which lab {path} is (file name {stem!r}, metadata lab {meta!r})",
+                      f"keep the lab's file name; known labs: {', '.join(labs) or 'none'}")
+
+
+# -- the cached gradebook ---------------------------------------------------------------------
+def _content_hash(folder: Path) -> str:
+    import rlprep
+
+    h = hashlib.sha256(rlprep.__version__.encode())
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and ".ipynb_checkpoints" not in p.parts:
+            h.update(str(p.relative_to(folder)).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def course_template(lab: str, solutions: Path) -> Path:
+    """A course folder holding the gradebook and released notebook for ``lab`` (built once, cached)."""
+    from rlprep.grading.release import build_course
+
+    sol_dir = solutions / lab
+    target = cache_dir() / "gradebooks" / f"{lab}-{_content_hash(sol_dir)}"
+    if (target / "gradebook.db").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{lab}-", dir=target.parent))
+    try:
+        build_course(lab, sol_dir / f"{lab}.ipynb", tmp)
+        try:
+            os.replace(tmp, target)
+        except OSError:  # another run built it first
+            pass
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+_HIDDEN = re.compile(r"\n?### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
+
+
+def tampering(submitted, released) -> dict[str, str]:
+    """{grade_id: 'deleted' | 'edited'} for locked cells of the release that the submission changed.
+
+    A cell that equals the release once its hidden-test block is removed (the instructor's own
+    solution notebook) counts as unchanged.
+    """
+    sub = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in submitted.cells}
+    found = {}
+    for cell in released.cells:
+        nbg = cell.metadata.get("nbgrader", {})
+        if not nbg.get("locked") or cell.cell_type != "code":
+            continue
+        mine = sub.get(nbg["grade_id"])
+        if mine is None:
+            found[nbg["grade_id"]] = "deleted"
+        elif _HIDDEN.sub("", mine.source) != cell.source or mine.cell_type != cell.cell_type:
+            found[nbg["grade_id"]] = "edited"
+    return found
+
+
+def _message(cell) -> str:
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            return f"{out.get('ename')}: {out.get('evalue')}"
+    return ""
+
+
+def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float = 30, call_timeout: float = 10,
+                   deadline: float = 120) -> GradeReport:
+    """Grade one notebook; see the module docstring."""
+    from nbgrader.api import Gradebook
+
+    from rlprep.grading.release import _root, api_for, list_labs
+
+    t0 = time.monotonic()
+    nb = read_submission(path)
+    solutions = Path(solutions) if solutions else _root() / "solutions"
+    lab = lab_of(path, nb, list_labs(solutions.parent))
+    template = course_template(lab, solutions)
+    released = nbformat.read(template / "release" / lab / f"{lab}.ipynb", as_version=4)
+    changed = tampering(nb, released)
+    os.environ["RLPREP_PROFILE"] = "smoke"
+    logging.getLogger("traitlets").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy session warnings inside nbgrader
+    with tempfile.TemporaryDirectory(prefix="rlprep-grade-") as tmp:
+        course = Path(tmp)
+        shutil.copy(template / "gradebook.db", course / "gradebook.db")
+        shutil.copytree(template / "source", course / "source")
+        dest = course / "submitted" / STUDENT / lab
+        dest.mkdir(parents=True)
+        shutil.copy(path, dest / f"{lab}.ipynb")
+        api = api_for(course, cell_timeout=int(cell_timeout), call_timeout=int(call_timeout), deadline=int(deadline))
+        result = api.autograde(lab, STUDENT, force=True, create=True)
+        graded_path = course / "autograded" / STUDENT / lab / f"{lab}.ipynb"
+        if not result.get("success") or not graded_path.is_file():
+            raise RlprepError(f"nbgrader could not grade {path}:\n{(result.get('error') or result.get('log') or '')[-2000:]}",
+                              "restore the notebook from labs/ and paste your answers back")
+        graded = nbformat.read(graded_path, as_version=4)
+        by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in graded.cells}
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "rlprep") as gb:
+            grades = {g.name: (g.score, g.max_score)
+                      for g in gb.find_submission_notebook(lab, lab, STUDENT).grades}
+    cells = []
+    for cell in released.cells:  # release order
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid not in grades or not cell.metadata["nbgrader"].get("grade"):
+            continue
+        score, max_score = grades[gid]
+        score = float(score or 0.0)
+        msg = _message(by_id.get(gid, {}))
+        if gid in changed:
+            msg = f"this test cell was {changed[gid]} in your notebook and has been restored. " + msg
+        cells.append(CellGrade(gid, score, float(max_score), score >= float(max_score), msg.strip()))
+    report = GradeReport(lab, sum(c.points for c in cells), sum(c.max_points for c in cells), cells,
+                         [f"{gid} ({how}, restored)" for gid, how in changed.items()])
+    report.seconds = time.monotonic() - t0
+    _record(report)
+    return report
+
+
+def _record(report: GradeReport) -> None:
+    try:
+        from rlprep.interview.history import record_lab_grade
+    except ImportError:
+        return
+    try:
+        record_lab_grade(report.lab, report.score, report.max_score)
+    except Exception as err:  # noqa: BLE001 - a history problem must not hide the grade
+        logging.getLogger(__name__).warning("could not record the grade in your history: %s", err)
+
+
+def format_report(report: GradeReport) -> str:
+    width = max([len(c.grade_id) for c in report.cells] + [8])
+    lines = [f"{report.lab}: {report.score:g} / {report.max_score:g} points"]
+    for c in report.cells:
+        status = "PASS" if c.passed else "FAIL"
+        line = f"  {status}  {c.grade_id:<{width}}  {c.points:g}/{c.max_points:g}"
+        lines.append(line + (f"  {c.message}" if c.message else ""))
+    if report.tampering:
+        lines.append("tampering: test cells changed in your notebook were restored before grading: "
+                     + ", ".join(report.tampering))
+    return "\n".join(lines)
+
+
+def configure(parser) -> None:
+    parser.add_argument("notebook", help="your lab notebook, e.g. labs/lab01_gae/lab01_gae.ipynb")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--call-timeout", type=float, default=10, help="seconds per call of your function (10)")
+    parser.add_argument("--cell-timeout", type=float, default=30, help="seconds per cell of yours (30)")
+    parser.add_argument("--deadline", type=float, default=120, help="seconds for the whole notebook (120)")
+
+
+def run(args) -> int:
+    report = grade_notebook(args.notebook, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout,
+                            deadline=args.deadline)
+    if args.json:
+        print(json.dumps(report.as_json()))
+    else:
+        print(format_report(report))
+    return 0 if report.score >= report.max_score else 1

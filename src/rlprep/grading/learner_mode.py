@@ -1,0 +1,76 @@
+"""Learner mode: hide nbgrader's instructor tools (formgrader, create-assignment, course list) in JupyterLab.
+
+    python -m rlprep.grading.learner_mode --config-dir build/jupyter-learner
+    JUPYTER_CONFIG_DIR=build/jupyter-learner jupyter lab        # what `make lab` runs
+
+It writes the same ``labconfig/page_config.json`` that
+``JUPYTER_CONFIG_DIR=DIR jupyter labextension disable --level=user PLUGIN`` followed by
+``jupyter labextension lock --level=user PLUGIN`` writes (directly, because each command takes ~8 s), and a
+``jupyter_server_config.json`` that turns the matching server extensions off. ``--undo`` removes both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+INSTRUCTOR_PLUGINS = (
+    "@jupyter/nbgrader:formgrader",
+    "@jupyter/nbgrader:create-assignment",
+    "@jupyter/nbgrader:course-list",
+)
+INSTRUCTOR_SERVER_EXTENSIONS = (
+    "nbgrader.server_extensions.formgrader",
+    "nbgrader.server_extensions.course_list",
+)
+
+
+def _merge_json(path: Path, update) -> None:
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    update(data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def enable(config_dir, undo: bool = False) -> Path:
+    """Disable (and lock) the instructor plugins for a JupyterLab started with ``JUPYTER_CONFIG_DIR=config_dir``."""
+    config_dir = Path(config_dir)
+
+    def page(data):
+        for key in ("disabledExtensions", "lockedExtensions"):
+            section = data.setdefault(key, {})
+            for plugin in INSTRUCTOR_PLUGINS:
+                if undo:
+                    section.pop(plugin, None)
+                else:
+                    section[plugin] = True
+
+    def server(data):
+        exts = data.setdefault("ServerApp", {}).setdefault("jpserver_extensions", {})
+        for ext in INSTRUCTOR_SERVER_EXTENSIONS:
+            if undo:
+                exts.pop(ext, None)
+            else:
+                exts[ext] = False
+
+    _merge_json(config_dir / "labconfig" / "page_config.json", page)
+    _merge_json(config_dir / "jupyter_server_config.json", server)
+    return config_dir
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config-dir", default="build/jupyter-learner", help="JUPYTER_CONFIG_DIR for the learner")
+    parser.add_argument("--undo", action="store_true", help="show the instructor tools again")
+    args = parser.parse_args(argv)
+    path = enable(args.config_dir, undo=args.undo)
+    print(f"{'instructor tools shown' if args.undo else 'learner mode'}: JUPYTER_CONFIG_DIR={path}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -61,6 +61,25 @@ def test_corrupted_database_is_reported_and_left_untouched(tmp_path):
     assert path.read_bytes() == garbage
 
 
+def test_damaged_pages_inside_a_valid_file_are_reported(tmp_path):
+    path = tmp_path / "history.sqlite"
+    History(path).close()
+    conn = sqlite3.connect(path)                      # fill a few pages in one transaction
+    conn.executemany("INSERT INTO lab_grades (lab, score, max_score, graded_at) VALUES (?, 1, 2, 0)",
+                     [(f"lab{i:04d}" + "x" * 200,) for i in range(500)])
+    conn.commit()
+    conn.close()
+    size = path.stat().st_size
+    with path.open("r+b") as f:                       # a valid header, garbage in the middle pages
+        f.seek(size // 2)
+        f.write(b"\xff" * 3000)
+    before = path.read_bytes()
+    with pytest.raises(RlprepError, match="is damaged") as err:
+        History(path)
+    assert "move it aside" in err.value.fix
+    assert path.read_bytes() == before
+
+
 def test_newer_schema_is_reported_and_left_untouched(tmp_path):
     path = tmp_path / "history.sqlite"
     History(path).close()

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import nbformat
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "90_mock_interview.ipynb"

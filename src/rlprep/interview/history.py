@@ -15,8 +15,10 @@ import json
 import random
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from rlprep.errors import RlprepError
 
@@ -115,6 +117,12 @@ class History:
             row = self._conn.execute("SELECT version FROM schema_version").fetchone()
         except sqlite3.DatabaseError as err:
             raise RlprepError(f"{self.path} is damaged ({err})", _move_aside_fix(self.path)) from None
+        try:
+            check = self._conn.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as err:
+            check = str(err)
+        if check != "ok":
+            raise RlprepError(f"{self.path} is damaged (sqlite quick_check: {check})", _move_aside_fix(self.path))
         version = row[0] if row else None
         if not isinstance(version, int):
             raise RlprepError(f"{self.path} has no schema version", _move_aside_fix(self.path))
@@ -126,18 +134,16 @@ class History:
             raise RlprepError(f"{self.path} is missing tables {sorted(_TABLES - tables)}", _move_aside_fix(self.path))
         self._conn.execute("PRAGMA journal_mode=WAL")
 
-    def _transaction(self):
-        conn = self._conn
-
-        class _Tx:
-            def __enter__(self_inner):
-                conn.execute("BEGIN IMMEDIATE")
-
-            def __exit__(self_inner, exc_type, exc, tb):
-                conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
-                return False
-
-        return _Tx()
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One committed transaction (the connection runs in autocommit mode otherwise)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
 
     def close(self) -> None:
         self._conn.close()

@@ -217,10 +217,6 @@ class MockSession:
     def current(self) -> AnswerRecord | None:
         return self.records[-1] if self.records else None
 
-    @property
-    def done(self) -> bool:
-        return len(self.records) >= len(self.questions) and (not self.records or self.records[-1].answer_id is not None)
-
     def ask(self) -> Question:
         """Start the next question's clock and return it."""
         if len(self.records) >= len(self.questions):
@@ -300,7 +296,8 @@ def scorecard_lines(record: AnswerRecord, lang: str) -> list[str]:
              "(automatic and approximate: a point counts when your answer contains one of its terms)"]
     for i, kp in enumerate(q.key_points):
         mark = "[x]" if i in record.covered else "[ ]"
-        lines += [f"  {mark} {line}" if j == 0 else f"      {line}" for j, line in enumerate(kp.text().show(lang).splitlines())]
+        shown = kp.text().show(lang).splitlines()
+        lines += [f"  {mark} {line}" if j == 0 else f"      {line}" for j, line in enumerate(shown)]
     return lines
 
 
@@ -319,7 +316,8 @@ def interviewer_sheet(questions: list[Question], settings: SessionSettings, fmt:
     lang = settings.lang
     total = settings.minutes * len(questions)
     out: list[str] = []
-    title = f"Interviewer's sheet: {len(questions)} question{'s' if len(questions) != 1 else ''}, {settings.minutes:g} min each ({total:g} min)"
+    plural = "s" if len(questions) != 1 else ""
+    title = f"Interviewer's sheet: {len(questions)} question{plural}, {settings.minutes:g} min each ({total:g} min)"
     out += [f"# {title}" if md else title, ""]
     out += ["Read each question aloud, let the candidate answer for the time given, ask one follow-up, then score "
             "with the rubric. The strong-answer points are for you, not for the candidate.", ""]

@@ -18,6 +18,10 @@ LABS = {
     "lab08_image_diff": "rlprep.algos.image_diff",
 }
 REFERENCES = [(lab, name) for lab in LABS for name in importlib.import_module(f"catalog.{lab}").BUGS]
+ALTERNATIVE_CASES = [
+    pytest.param(name, alt, id=f"{lab}:{alt.__name__}")
+    for lab in LABS for name, alts in importlib.import_module(f"catalog.{lab}").ALTERNATIVES.items() for alt in alts
+]
 BUG_CASES = [
     pytest.param(name, bug, id=f"{lab}:{bug.__name__}")
     for lab in LABS for name, bugs in importlib.import_module(f"catalog.{lab}").BUGS.items() for bug in bugs
@@ -42,7 +46,31 @@ def test_bug_is_caught(name, bug):
         CHECKS[name](bug)
 
 
+@pytest.mark.parametrize("name,alt", ALTERNATIVE_CASES)
+def test_correct_alternative_passes(name, alt):
+    """Differently written correct answers pass too: the checks test properties, not one implementation."""
+    CHECKS[name](alt)
+
+
 def test_every_graded_function_has_a_catalog_and_a_check():
     graded = {name for _, name in REFERENCES}
     assert graded == set(CHECKS)
     assert len(graded) == 17
+    assert {p.values[0] for p in ALTERNATIVE_CASES} == graded
+
+
+@pytest.mark.parametrize("lab,name", REFERENCES, ids=[f"{lab}:{name}" for lab, name in REFERENCES])
+def test_reference_source_works_pasted_alone_into_a_notebook_cell(lab, name):
+    """rlprep release pastes the function's source into an answer cell whose setup cell imported only these."""
+    import inspect
+    import math
+
+    import cv2
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    source = inspect.getsource(getattr(importlib.import_module(LABS[lab]), name))
+    cell_namespace = {"math": math, "np": np, "torch": torch, "F": F, "cv2": cv2}
+    exec(compile(source, f"<answer cell {name}>", "exec"), cell_namespace)
+    CHECKS[name](cell_namespace[name])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
 from rlprep.algos.image_diff import diff_bbox, diff_bbox_robust
-from rlprep.bench_image_diff import format_table, naive_loop, numpy_vectorized, opencv_pipeline, run_benchmark
+from rlprep.bench_image_diff import (diff_bbox_bands, format_table, naive_loop, numpy_vectorized, opencv_pipeline,
+                                    run_benchmark)
 
 
 def test_matches_loop_oracle_on_random_small_images():
@@ -67,6 +70,19 @@ def test_4k_pair_centre_corners_and_whole_image():
     assert diff_bbox(a, a.copy()) is None
 
 
+def test_banded_threads_variant_matches_the_reference():
+    rng = np.random.default_rng(4)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for _ in range(100):
+            h, w = (int(v) for v in rng.integers(1, 40, 2))
+            a = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+            b = a.copy()
+            for _ in range(rng.integers(0, 3)):
+                b[int(rng.integers(0, h)), int(rng.integers(0, w)), int(rng.integers(0, 3))] ^= 0x11
+            for n_bands in (1, 2, 3):
+                assert diff_bbox_bands(a, b, 8, pool=pool, n_bands=n_bands) == diff_bbox(a, b, 8)
+
+
 def test_baselines_agree_with_the_reference():
     rng = np.random.default_rng(3)
     a = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
@@ -81,7 +97,8 @@ def test_benchmark_harness_returns_every_method_and_scenario():
     result = run_benchmark(height=64, width=96, channels=3, repeats=1, slow_repeats=1)
     assert set(result["timings_ms"]) == {"small_centre_t0", "small_centre_t8", "whole_image_t0", "identical_t0"}
     for row in result["timings_ms"].values():
-        assert set(row) == {"naive_loop_extrapolated", "numpy_vectorized", "early_exit", "opencv_pipeline", "floor"}
+        assert set(row) == {"naive_loop_extrapolated", "numpy_vectorized", "early_exit", "early_exit_2_threads",
+                            "opencv_pipeline", "floor"}
         assert all(v > 0 for v in row.values())
     assert set(result["best_ms"]) == set(result["timings_ms"])
     assert "| small_centre_t0 |" in format_table(result) and "best ms" in format_table(result, "best_ms")

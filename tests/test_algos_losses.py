@@ -84,7 +84,8 @@ def test_value_loss_inside_clip_range_is_half_mse():
     lambda: masked_mean(torch.zeros(2, 3), torch.ones(3, 2)),
     lambda: ppo_clip_loss(torch.zeros(2, 3), torch.zeros(2, 4), torch.zeros(2, 3), torch.ones(2, 3)),
     lambda: ppo_clip_loss(torch.full((1, 2), float("nan")), torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2)),
-    lambda: kl_penalized_rewards(torch.zeros(2), torch.zeros(2, 3), torch.zeros(2, 3), torch.tensor([[1, 0, 0], [0, 0, 0]]), 0.1),
+    lambda: kl_penalized_rewards(torch.zeros(2), torch.zeros(2, 3), torch.zeros(2, 3),
+                                 torch.tensor([[1, 0, 0], [0, 0, 0]]), 0.1),
     lambda: compute_gae_tokens(torch.zeros(2, 3), torch.zeros(2, 3), torch.ones(2, 3), gamma=1.5),
     lambda: value_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(3), torch.ones(2, 3)),
     lambda: bradley_terry_loss(torch.zeros(2, 1), torch.zeros(2, 1)),
@@ -101,6 +102,13 @@ def test_value_loss_inside_clip_range_is_half_mse():
     lambda: importance_weights(torch.zeros(3), torch.zeros(4)),
     lambda: importance_weights(torch.zeros(3), torch.zeros(3), clip=0.0),
     lambda: is_estimate(torch.zeros(3), torch.zeros(3), torch.full((3,), float("nan"))),
+    lambda: masked_mean(torch.tensor([[float("nan"), 1.0]]), torch.ones(1, 2)),
+    lambda: kl_penalized_rewards(torch.zeros(1), torch.tensor([[float("nan")]]), torch.zeros(1, 1), torch.ones(1, 1),
+                                 0.1),
+    lambda: compute_gae_tokens(torch.zeros(1, 2), torch.tensor([[0.0, float("nan")]]), torch.ones(1, 2)),
+    lambda: value_loss(torch.full((1, 2), float("nan")), torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2)),
+    lambda: kl_k3(torch.tensor([float("nan")]), torch.zeros(1)),
+    lambda: grpo_loss(torch.tensor([[float("nan")]]), torch.zeros(1, 1), torch.zeros(1), torch.ones(1, 1)),
     lambda: infonce_loss(torch.zeros(4, 3), torch.zeros(4, 2)),
     lambda: infonce_loss(torch.ones(4, 3), torch.ones(4, 3), temperature=0.0),
 ], ids=lambda f: "")
@@ -125,7 +133,8 @@ def test_sequence_logprobs_matches_the_causal_lm_loss():
     labels = torch.randint(0, 11, (2, 6), generator=_g(7))
     mask = _mask([6, 4], 6)
     got = sequence_logprobs(logits, labels, mask)
-    nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels.masked_fill(mask == 0, -100), reduction="none")
+    nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels.masked_fill(mask == 0, -100),
+                                            reduction="none")  # (B, T)
     assert torch.allclose(got, -nll.sum(1), atol=1e-5)
 
 
@@ -152,6 +161,16 @@ def test_zero_advantage_groups_give_zero_gradient():
     logp = torch.randn(6, 4, generator=_g(9)).requires_grad_(True)
     grpo_loss(logp, logp.detach() - 0.1, adv, torch.ones(6, 4), aggregation="token").backward()
     assert torch.all(logp.grad == 0)
+
+
+def test_nan_in_padding_never_leaks():
+    mask = _mask([2, 1], 3)
+    logp = torch.tensor([[-1.0, -2.0, float("nan")], [-0.5, float("nan"), float("nan")]])
+    assert torch.isfinite(masked_mean(logp, mask))
+    assert torch.isfinite(ppo_clip_loss(logp, logp, torch.ones(2, 3), mask))
+    assert torch.isfinite(grpo_loss(logp, logp, torch.ones(2), mask, aggregation="sequence"))
+    adv, _ = compute_gae_tokens(torch.ones(2, 3), logp, mask)
+    assert torch.isfinite(adv).all()
 
 
 def test_no_valid_tokens_gives_zero_loss_not_nan():

@@ -5,6 +5,9 @@ What is compared, precisely:
   reference log-probs) is called unbound on a stand-in ``self`` and a stand-in model whose output carries the
   per-token completion log-probs (what TRL's fused LM head returns); TRL sums them and computes the loss itself.
   The per-token log-probs come from ``trl.trainer.utils.selective_log_softmax``.
+  A second test builds a real ``DPOTrainer`` (tiny GPT-2 from a config, a char tokenizer built inline, a 4-pair
+  dataset, no downloads), takes one collated batch, and compares ``trainer.compute_loss`` with
+  ``dpo_loss(sequence_logprobs(...))`` on the same models' logits.
 - ``group_advantages``: the exact source lines of ``GRPOTrainer._generate_and_score_completions`` that turn
   rewards into advantages (``sum_then_normalize`` branch) are cut out of TRL's source and executed, for
   ``scale_rewards`` in group / batch / none.
@@ -17,6 +20,7 @@ What is compared, precisely:
 from __future__ import annotations
 
 import inspect
+import math
 import textwrap
 from collections import defaultdict
 from types import SimpleNamespace
@@ -85,6 +89,49 @@ def test_dpo_loss_matches_trl_dpo_trainer(beta):
     ours_logps = sequence_logprobs(logits, labels, shift_mask)  # (2B,)
     assert torch.allclose(ours_logps, per_token.sum(1), atol=1e-5)
     ours = dpo_loss(ours_logps[:B], ours_logps[B:], ref_logps[:B], ref_logps[B:], beta=beta)
+    assert (ours - trl_loss).abs().max() <= TOL
+
+
+def _char_tokenizer():
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "<eos>": 1, "<unk>": 2}
+    vocab.update({c: i + 3 for i, c in enumerate("abcdefghijklmnopqrstuvwxyz0123456789+= .!?")})
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>")
+
+
+def test_dpo_loss_matches_a_real_dpo_trainer_on_tiny_gpt2(tmp_path):
+    from datasets import Dataset
+    from transformers import GPT2Config, GPT2LMHeadModel
+    from trl import DPOConfig
+
+    tokenizer = _char_tokenizer()
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=len(tokenizer), n_layer=1, n_embd=32, n_head=2, n_positions=64, resid_pdrop=0.0,
+                        embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=1, eos_token_id=1, pad_token_id=0)
+    policy, reference = GPT2LMHeadModel(config), GPT2LMHeadModel(config)  # different weights: loss != ln 2
+    pairs = Dataset.from_dict({"prompt": ["12+30=", "07+45=", "good movie", "it was"],
+                               "chosen": ["42", "52", " loved it!", " great."],
+                               "rejected": ["41", "5", " bad", " awful and boring"]})
+    args = DPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, beta=0.1, report_to=[], bf16=False,
+                     activation_checkpointing=False, use_cpu=True, max_steps=1, save_strategy="no")
+    trainer = DPOTrainer(model=policy, ref_model=reference, args=args, train_dataset=pairs, processing_class=tokenizer)
+    batch = next(iter(trainer.get_train_dataloader()))  # rows [chosen..., rejected...], right-padded
+    with torch.no_grad():
+        trl_loss = trainer.compute_loss(trainer.model, batch)
+
+        def logps(model):
+            logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1]
+            return sequence_logprobs(logits, batch["input_ids"][:, 1:], batch["completion_mask"][:, 1:])
+
+        pi, ref = logps(trainer.model), logps(trainer.ref_model)
+    B = pi.shape[0] // 2
+    ours = dpo_loss(pi[:B], pi[B:], ref[:B], ref[B:], beta=0.1)
+    assert abs(trl_loss.item() - math.log(2)) > 1e-3  # a non-trivial batch
     assert (ours - trl_loss).abs().max() <= TOL
 
 

@@ -38,3 +38,18 @@ BUGS = {
     "bradley_terry_loss": [bt_sign_flipped, bt_sum_not_mean, bt_naive_log_sigmoid, bt_missing_minus,
                            bt_probability_not_log, bt_mean_margin_first],
 }
+
+
+# Correct alternatives: each must pass the lab's tests (guards against over-strict test cells) -----------------
+def alt_softplus(chosen_rewards, rejected_rewards):
+    """-log sigma(m) = softplus(-m): same value, same stability."""
+    return F.softplus(rejected_rewards - chosen_rewards).mean()
+
+
+def alt_bce_with_logits(chosen_rewards, rejected_rewards):
+    """Binary cross-entropy on the margin with target 1 (the label 'chosen wins')."""
+    margin = chosen_rewards - rejected_rewards
+    return F.binary_cross_entropy_with_logits(margin, torch.ones_like(margin))
+
+
+ALTERNATIVES = {"bradley_terry_loss": [alt_softplus, alt_bce_with_logits]}

@@ -233,3 +233,58 @@ BUGS = {
     "value_loss": [vl_min_not_max, vl_missing_half, vl_clip_around_returns, vl_no_clipping, vl_mean_over_padding,
                    vl_clamp_values_absolute],
 }
+
+
+# Correct alternatives ------------------------------------------------------------------------------------------
+def alt_masked_mean_boolean_index(x, mask):
+    """Boolean indexing: mean of the selected elements."""
+    return x[mask.bool()].mean()
+
+
+def alt_kl_rewards_row_loop(score, logp, ref_logp, mask, kl_coef):
+    """Row-by-row loop, score placed at index (row length - 1) for right-padded rows."""
+    rewards = torch.zeros_like(logp)
+    for b in range(logp.shape[0]):
+        n = int(mask[b].sum())
+        rewards[b, :n] = -kl_coef * (logp[b, :n] - ref_logp[b, :n])
+        rewards[b, n - 1] += score[b]
+    return rewards.detach()
+
+
+def alt_gae_row_loop(rewards, values, mask, gamma=1.0, lam=0.95):
+    """Per-row Python loop over the valid prefix, CleanRL style."""
+    adv = torch.zeros_like(values)
+    for b in range(values.shape[0]):
+        n, last = int(mask[b].sum()), 0.0
+        for t in reversed(range(n)):
+            next_value = values[b, t + 1] if t + 1 < n else 0.0
+            delta = rewards[b, t] + gamma * next_value - values[b, t]
+            last = delta + gamma * lam * last
+            adv[b, t] = last
+    adv = adv.detach()
+    return adv, adv + values.detach()
+
+
+def alt_ppo_maximum_of_negatives(logp_new, logp_old, advantages, mask, clip_eps=0.2):
+    """max(-rho A, -clip(rho) A) (CleanRL's pg_loss1/pg_loss2), averaged with boolean indexing."""
+    ratio = (logp_new - logp_old.detach()).exp()
+    pg_loss1 = -advantages * ratio
+    pg_loss2 = -advantages * torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return torch.maximum(pg_loss1, pg_loss2)[mask.bool()].mean()
+
+
+def alt_value_loss_clamp_min_max(values, old_values, returns, mask, clip_range=0.2):
+    """torch.clamp with tensor bounds, masked sum over count."""
+    old = old_values.detach()
+    clipped = torch.clamp(values, old - clip_range, old + clip_range)
+    per_token = torch.maximum((values - returns) ** 2, (clipped - returns) ** 2)
+    return 0.5 * (per_token * mask).sum() / mask.sum()
+
+
+ALTERNATIVES = {
+    "masked_mean": [alt_masked_mean_boolean_index],
+    "kl_penalized_rewards": [alt_kl_rewards_row_loop],
+    "compute_gae_tokens": [alt_gae_row_loop],
+    "ppo_clip_loss": [alt_ppo_maximum_of_negatives],
+    "value_loss": [alt_value_loss_clamp_min_max],
+}

@@ -82,3 +82,20 @@ BUGS = {
     "dpo_loss": [dpo_chosen_rejected_swapped, dpo_beta_outside, dpo_no_reference, dpo_reference_gradient,
                  dpo_sum_not_mean, dpo_reference_added],
 }
+
+
+# Correct alternatives ------------------------------------------------------------------------------------------
+def alt_slp_cross_entropy(logits, labels, mask):
+    """Negative token-level cross-entropy with ignore_index=-100 on masked positions, summed per row."""
+    targets = labels.masked_fill(mask == 0, -100)
+    return -F.cross_entropy(logits.transpose(1, 2), targets, ignore_index=-100, reduction="none").sum(-1)
+
+
+def alt_dpo_softplus(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """softplus(-beta * delta) under torch.no_grad() reference log-ratios."""
+    with torch.no_grad():
+        ref_margin = ref_chosen_logps - ref_rejected_logps
+    return F.softplus(-beta * (policy_chosen_logps - policy_rejected_logps - ref_margin)).mean()
+
+
+ALTERNATIVES = {"sequence_logprobs": [alt_slp_cross_entropy], "dpo_loss": [alt_dpo_softplus]}

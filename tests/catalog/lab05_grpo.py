@@ -229,3 +229,56 @@ BUGS = {
     "diagnose_zero_loss": [dz_wrong_order, dz_loss_zero_is_expected, dz_any_zero_std_group, dz_half_clipped,
                            dz_any_invalid_token, dz_never_clipped],
 }
+
+
+# Correct alternatives ------------------------------------------------------------------------------------------
+def alt_ga_group_loop(rewards, group_size, scale="group", eps=1e-4):
+    """Loop over groups with statistics.stdev (Bessel) and the batch std from torch.std."""
+    import statistics
+
+    out = []
+    batch_std = float(rewards.std())
+    values = rewards.tolist()
+    for i in range(0, len(values), group_size):
+        group = values[i:i + group_size]
+        mean = sum(group) / len(group)
+        std = {"group": statistics.stdev(group), "batch": batch_std, "none": None}[scale]
+        out += [(r - mean) if std is None else (r - mean) / (std + eps) for r in group]
+    return torch.tensor(out, dtype=rewards.dtype)
+
+
+def alt_k3_ratio_form(logp, ref_logp):
+    """(r - 1) - log r with r = pi_ref / pi computed first."""
+    ratio = torch.exp(ref_logp - logp)
+    return (ratio - 1) - torch.log(ratio)
+
+
+def alt_grpo_explicit(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
+                      aggregation="token"):
+    """maximum of negated terms; a row loop for the sequence aggregation."""
+    ratio = torch.exp(logp_new - logp_old.detach())
+    adv = advantages[:, None]
+    loss = torch.maximum(-ratio * adv, -torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * adv)
+    if beta:
+        loss = loss + beta * (torch.exp(ref_logp - logp_new) - (ref_logp - logp_new) - 1)
+    valid = mask.bool()
+    if aggregation == "token":
+        return loss[valid].mean()
+    return torch.stack([loss[b][valid[b]].mean() for b in range(loss.shape[0])]).mean()
+
+
+def alt_dz_table(stats):
+    """Same decision order written as a table of (predicate, label)."""
+    rules = [(lambda s: s["frac_valid_tokens"] == 0, "no_valid_tokens"),
+             (lambda s: s["frac_zero_std_groups"] == 1, "zero_advantage"),
+             (lambda s: s["clip_frac"] == 1, "all_clipped"),
+             (lambda s: s["grad_norm"] > 0, "expected")]
+    return next(label for rule, label in rules if rule(stats))
+
+
+ALTERNATIVES = {
+    "group_advantages": [alt_ga_group_loop],
+    "kl_k3": [alt_k3_ratio_form],
+    "grpo_loss": [alt_grpo_explicit],
+    "diagnose_zero_loss": [alt_dz_table],
+}

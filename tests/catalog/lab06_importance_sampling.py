@@ -41,7 +41,8 @@ def iw_ignores_clip(logp_target, logp_behavior, clip=None):
 
 # is_estimate ---------------------------------------------------------------------------------------------------
 def _w(logp_target, logp_behavior, clip):
-    w = torch.exp(torch.as_tensor(logp_target, dtype=torch.float64) - torch.as_tensor(logp_behavior, dtype=torch.float64))
+    lt, lb = torch.as_tensor(logp_target, dtype=torch.float64), torch.as_tensor(logp_behavior, dtype=torch.float64)
+    w = torch.exp(lt - lb)
     return w if clip is None else w.clamp(max=clip)
 
 
@@ -87,3 +88,24 @@ BUGS = {
     "is_estimate": [ise_always_ordinary, ise_inverted_weights, ise_ignores_clip, ise_no_weights, ise_normalizes_by_f,
                     ise_normalized_by_mean_weight_squared],
 }
+
+
+# Correct alternatives ------------------------------------------------------------------------------------------
+def alt_iw_minimum(logp_target, logp_behavior, clip=None):
+    """torch.minimum against a constant tensor."""
+    w = (logp_target - logp_behavior).exp()
+    return w if clip is None else torch.minimum(w, torch.full_like(w, clip))
+
+
+def alt_ise_numpy(f_values, logp_target, logp_behavior, self_normalized=False, clip=None):
+    """numpy version."""
+    import numpy as np
+
+    w = np.exp(np.asarray(logp_target, dtype=np.float64) - np.asarray(logp_behavior, dtype=np.float64))
+    if clip is not None:
+        w = np.minimum(w, clip)
+    f = np.asarray(f_values, dtype=np.float64)
+    return float(np.sum(w * f) / np.sum(w)) if self_normalized else float(np.mean(w * f))
+
+
+ALTERNATIVES = {"importance_weights": [alt_iw_minimum], "is_estimate": [alt_ise_numpy]}

@@ -51,3 +51,18 @@ BUGS = {
     "infonce_loss": [nce_temperature_before_normalization, nce_one_direction, nce_no_normalization,
                      nce_times_temperature, nce_sum_of_directions, nce_normalize_wrong_dim],
 }
+
+
+# Correct alternatives ------------------------------------------------------------------------------------------
+def alt_nce_logsumexp(image_emb, text_emb, temperature=0.07):
+    """Explicit log-sum-exp over rows and columns of the similarity matrix."""
+    i = image_emb / image_emb.norm(dim=1, keepdim=True)
+    t = text_emb / text_emb.norm(dim=1, keepdim=True)
+    s = i @ t.T / temperature
+    diag = s.diagonal()
+    i2t = (torch.logsumexp(s, dim=1) - diag).mean()
+    t2i = (torch.logsumexp(s, dim=0) - diag).mean()
+    return (i2t + t2i) / 2
+
+
+ALTERNATIVES = {"infonce_loss": [alt_nce_logsumexp]}

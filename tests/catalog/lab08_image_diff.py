@@ -100,3 +100,33 @@ BUGS = {
     "diff_bbox_robust": [dbr_exact_diff, dbr_fixed_threshold_no_drift, dbr_relative_to_max, dbr_threshold_too_high,
                          dbr_drift_by_mean_no_smoothing],
 }
+
+
+# Correct alternatives ------------------------------------------------------------------------------------------
+def alt_db_numpy(img_a, img_b, threshold=0):
+    """Vectorized numpy with int16 differences, validation included."""
+    if not (isinstance(img_a, np.ndarray) and isinstance(img_b, np.ndarray)) or img_a.shape != img_b.shape \
+            or img_a.dtype != np.uint8 or img_b.dtype != np.uint8 or img_a.ndim not in (2, 3):
+        raise ValueError("need two uint8 arrays [H, W] or [H, W, C] of the same shape")
+    return _box(_diff(img_a, img_b) > threshold)
+
+
+def alt_dbr_median_blur(img_a, img_b, **kwargs):
+    """Box-filtered drift-corrected difference with a MAD-based threshold and a minimum component area."""
+    import cv2
+
+    d = img_b.astype(np.float32) - img_a.astype(np.float32)
+    d = d.mean(axis=2) if d.ndim == 3 else d
+    d = cv2.blur(d - np.median(d), (7, 7))
+    level = max(6.0 * 1.4826 * float(np.median(np.abs(d - np.median(d)))), 6.0)
+    changed = (np.abs(d) > level).astype(np.uint8)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(changed)
+    keep = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= 20]
+    if not keep:
+        return None
+    x0, y0 = stats[keep, 0], stats[keep, 1]
+    x1, y1 = x0 + stats[keep, 2] - 1, y0 + stats[keep, 3] - 1
+    return int(x0.min()), int(y0.min()), int(x1.max()), int(y1.max())
+
+
+ALTERNATIVES = {"diff_bbox": [alt_db_numpy], "diff_bbox_robust": [alt_dbr_median_blur]}

@@ -314,7 +314,8 @@ def image_diff_cases(seed=0):
     b = a.copy(); b[4, 7, 0] ^= 0x40; cases.append((a, b, 8))
     b = a.copy(); b[6, 2, 1] ^= 0x10; b[1, 1, 0] ^= 0x04; cases.append((a, b, 8))  # one channel by 16: max, not mean
     c = np.full((6, 8, 3), 5, np.uint8); d = c.copy(); d[2, 3] = 3; d[4, 6] = 200; cases.append((c, d, 8))  # 5-3
-    c = np.full((6, 8), 100, np.uint8); d = c.copy(); d[1, 2] = 108; d[5, 7] = 109; cases.append((c, d, 8))  # gray, > not >=
+    c = np.full((6, 8), 100, np.uint8); d = c.copy(); d[1, 2] = 108; d[5, 7] = 109  # gray; > not >=
+    cases.append((c, d, 8))
     cases.append((a, a.copy(), 0))  # nothing differs
     return cases
 
@@ -375,7 +376,7 @@ def check_diff_bbox_robust(fn):
         else:
             assert got is not None, f"case {i}: the soft blob at {want} was missed"
             err = max(abs(g - w) for g, w in zip(got, want))
-            assert err <= ROBUST_TOLERANCE, f"case {i}: box {got} is {err} px from {want} (tolerance {ROBUST_TOLERANCE})"
+            assert err <= ROBUST_TOLERANCE, f"case {i}: box {got} is {err} px from {want} (tol. {ROBUST_TOLERANCE})"
 
 
 CHECKS = {

@@ -45,7 +45,8 @@ def dpo_loss(
     Returns:
         Scalar tensor.
     """
-    shapes = [tuple(t.shape) for t in (policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps)]
+    logps = (policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps)
+    shapes = [tuple(t.shape) for t in logps]
     if len(set(shapes)) != 1 or len(shapes[0]) != 1:
         raise ValueError(f"all four log-prob tensors must be [B] with the same B; got {shapes}")
     if beta <= 0:

@@ -63,6 +63,8 @@ def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     """
     if logp.shape != ref_logp.shape:
         raise ValueError(f"logp {tuple(logp.shape)} and ref_logp {tuple(ref_logp.shape)} must have the same shape")
+    if torch.isnan(logp).any() or torch.isnan(ref_logp).any():
+        raise ValueError("log-probs contain NaN: check the policy and reference forward passes")
     log_r = ref_logp - logp  # log(pi_ref / pi)
     return torch.exp(log_r) - log_r - 1
 
@@ -91,9 +93,13 @@ def grpo_loss(
     Returns:
         Scalar tensor; 0 when no token is valid (denominators clamped at 1, as TRL).
     """
-    if logp_new.ndim != 2 or not (logp_new.shape == logp_old.shape == mask.shape) or advantages.shape != logp_new.shape[:1]:
+    if logp_new.ndim != 2 or not (logp_new.shape == logp_old.shape == mask.shape) \
+            or advantages.shape != logp_new.shape[:1]:
         raise ValueError(f"need logp_new, logp_old, mask [B, T] and advantages [B]; got {tuple(logp_new.shape)}, "
                          f"{tuple(logp_old.shape)}, {tuple(mask.shape)}, {tuple(advantages.shape)}")
+    valid = mask.bool()
+    if torch.isnan(logp_new[valid]).any() or torch.isnan(logp_old[valid]).any() or torch.isnan(advantages).any():
+        raise ValueError("logp_new, logp_old or advantages contain NaN: check the forward pass and group_advantages")
     if eps_low < 0 or eps_high < 0 or beta < 0:
         raise ValueError(f"eps_low, eps_high and beta must be >= 0; got {eps_low}, {eps_high}, {beta}")
     if beta > 0 and (ref_logp is None or ref_logp.shape != logp_new.shape):
@@ -106,7 +112,7 @@ def grpo_loss(
         log_r = ref_logp.detach() - logp_new  # (B, T), k3 = exp(log_r) - log_r - 1
         per_token = per_token + beta * (torch.exp(log_r) - log_r - 1)
     m = mask.to(per_token.dtype)
-    masked = torch.where(m > 0, per_token, torch.zeros_like(per_token))  # padding never leaks, even as NaN
+    masked = torch.where(m > 0, per_token, torch.zeros_like(per_token))  # padding never leaks into the value, even as NaN
     aggregations = {
         "token": lambda: masked.sum() / m.sum().clamp(min=1.0),
         "sequence": lambda: (masked.sum(dim=1) / m.sum(dim=1).clamp(min=1.0)).mean(),
@@ -131,6 +137,8 @@ def diagnose_zero_loss(stats: dict) -> str:
          pi == pi_ref, and centred advantages make the sequence-mean loss -(1/G) sum A_i = 0, yet the gradient
          is not zero (huggingface/trl issues #2703, #3452).
     A zero gradient that none of 1-3 explains raises ValueError (look for a detached loss or a frozen model).
+    ``beta`` and ``num_iterations`` are required and checked but do not change the decision: they say why a case 4
+    loss is 0 (beta = 0, or pi == pi_ref on the first step) and whether case 3 is plausible (num_iterations > 1).
 
     Args:
         stats: dict with keys loss, grad_norm, frac_zero_std_groups, frac_valid_tokens, clip_frac, beta,
@@ -139,7 +147,8 @@ def diagnose_zero_loss(stats: dict) -> str:
     Returns:
         One of "no_valid_tokens", "zero_advantage", "all_clipped", "expected".
     """
-    required = ("loss", "grad_norm", "frac_zero_std_groups", "frac_valid_tokens", "clip_frac", "beta", "num_iterations")
+    required = ("loss", "grad_norm", "frac_zero_std_groups", "frac_valid_tokens", "clip_frac", "beta",
+                "num_iterations")
     missing = [key for key in required if key not in stats]
     if missing:
         raise ValueError(f"stats is missing {missing}; log all of {list(required)} each step")

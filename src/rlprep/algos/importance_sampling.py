@@ -5,7 +5,9 @@ from __future__ import annotations
 import torch
 
 
-def importance_weights(logp_target: torch.Tensor, logp_behavior: torch.Tensor, clip: float | None = None) -> torch.Tensor:
+def importance_weights(
+    logp_target: torch.Tensor, logp_behavior: torch.Tensor, clip: float | None = None
+) -> torch.Tensor:
     """w = exp(logp_target - logp_behavior), truncated to min(w, clip) when ``clip`` is given.
 
     Truncated IS as in V-trace (Espeholt et al. 2018, arXiv 1802.01561), Eq. 1 (rho_bar = min(rho_bar, pi/mu)),
@@ -39,7 +41,8 @@ def is_estimate(
 
     Ordinary IS is unbiased (without truncation) but its variance grows exponentially with the divergence
     (E_mu[w^2] = exp of the Renyi-2 divergence); self-normalized IS is biased but consistent and stays within
-    [min f, max f] (Owen, "Monte Carlo theory, methods and examples", 2013, Ch. 9, importance sampling). Truncation (``clip``) trades bias for variance as in V-trace (arXiv 1802.01561).
+    [min f, max f] (Owen, "Monte Carlo theory, methods and examples", 2013, Ch. 9, importance sampling).
+    Truncation (``clip``) trades bias for variance as in V-trace (arXiv 1802.01561).
 
     Args:
         f_values: [N] f(x_i) for each sample.

@@ -21,6 +21,8 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """
     if x.shape != mask.shape:
         raise ValueError(f"x {tuple(x.shape)} and mask {tuple(mask.shape)} must have the same [B, T] shape")
+    if torch.isnan(x[mask.bool()]).any():
+        raise ValueError("x is NaN at a valid position: check the computation that produced it")
     mask = mask.to(x.dtype)
     n_valid = mask.sum()
     if n_valid == 0:
@@ -56,6 +58,8 @@ def kl_penalized_rewards(
     if kl_coef < 0:
         raise ValueError(f"kl_coef must be >= 0, got {kl_coef}")
     valid = mask.bool()
+    if torch.isnan(logp[valid]).any() or torch.isnan(ref_logp[valid]).any() or torch.isnan(score).any():
+        raise ValueError("score, logp or ref_logp is NaN on a valid token: check the forward passes")
     if not valid.any(dim=1).all():
         raise ValueError("a row has no valid token, so its score has nowhere to go: check completion_mask")
     kl = (logp - ref_logp).detach()  # (B, T), k1 estimate per token
@@ -89,8 +93,11 @@ def compute_gae_tokens(
                          f"{tuple(values.shape)}, {tuple(mask.shape)}")
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0):
         raise ValueError(f"gamma and lam must lie in [0, 1]; got gamma={gamma}, lam={lam}")
+    if torch.isnan(rewards[mask.bool()]).any() or torch.isnan(values[mask.bool()]).any():
+        raise ValueError("rewards or values are NaN on a valid token: check the reward and value heads")
     m = mask.to(values.dtype).detach()
-    r, v = rewards.detach() * m, values.detach() * m  # invalid positions contribute nothing
+    r = torch.where(m > 0, rewards.detach(), torch.zeros_like(m))  # (B, T) invalid positions contribute nothing
+    v = torch.where(m > 0, values.detach(), torch.zeros_like(m))
     advantages = torch.zeros_like(v)
     last_gae = torch.zeros_like(v[:, 0])  # (B,)
     T = v.shape[1]
@@ -127,7 +134,7 @@ def ppo_clip_loss(
                          f"{[tuple(t.shape) for t in (logp_new, logp_old, advantages, mask)]}")
     if clip_eps <= 0:
         raise ValueError(f"clip_eps must be > 0, got {clip_eps}")
-    if torch.isnan(logp_new).any() or torch.isnan(logp_old).any():
+    if torch.isnan(logp_new[mask.bool()]).any() or torch.isnan(logp_old[mask.bool()]).any():
         raise ValueError("log-probs contain NaN: check the forward pass (fp16 overflow, -inf logits)")
     ratio = torch.exp(logp_new - logp_old.detach())  # (B, T)
     adv = advantages.detach()
@@ -164,6 +171,8 @@ def value_loss(
                          f"{[tuple(t.shape) for t in (values, old_values, returns, mask)]}")
     if clip_range < 0:
         raise ValueError(f"clip_range must be >= 0, got {clip_range}")
+    if torch.isnan(values[mask.bool()]).any() or torch.isnan(returns[mask.bool()]).any():
+        raise ValueError("values or returns contain NaN: check the value head and compute_gae_tokens")
     old, target = old_values.detach(), returns.detach()
     values_clipped = old + torch.clamp(values - old, -clip_range, clip_range)  # (B, T)
     per_token = torch.max((values - target) ** 2, (values_clipped - target) ** 2)

@@ -1,0 +1,109 @@
+"""`rlprep grade` end to end through nbgrader (one run per notebook variant), plus bad input and feedback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import types
+
+import nbformat
+import pytest
+
+from grading_helpers import RELEASE, SOLUTION, reference_answer, release, variant
+from rlprep.cli import main
+
+pytestmark = pytest.mark.filterwarnings("ignore:Object of type")  # SQLAlchemy session notes inside nbgrader
+
+
+def grade_json(path, capsys):
+    rc = main(["grade", str(path), "--json"])
+    out = capsys.readouterr().out
+    return rc, json.loads(out)
+
+
+def test_reference_gets_full_marks_and_is_recorded(tmp_path, capsys, monkeypatch):
+    recorded = []
+    if "rlprep.interview.history" not in sys.modules:
+        monkeypatch.setitem(sys.modules, "rlprep.interview", types.ModuleType("rlprep.interview"))
+    fake = types.ModuleType("rlprep.interview.history")
+    fake.record_lab_grade = lambda lab, score, max_score: recorded.append((lab, score, max_score))
+    monkeypatch.setitem(sys.modules, "rlprep.interview.history", fake)
+    # the learner's file: the release with the reference answer pasted in
+    path = tmp_path / "lab01_gae.ipynb"
+    nbformat.write(variant(reference_answer(), drop_demo=False), path)
+    rc, report = grade_json(path, capsys)
+    assert rc == 0
+    assert set(report) == {"lab", "score", "max_score", "cells"}
+    assert report["lab"] == "lab01_gae" and report["score"] == report["max_score"] == 10
+    assert all(set(c) == {"grade_id", "points", "max_points", "passed", "message"} for c in report["cells"])
+    assert all(c["passed"] and c["message"] == "" for c in report["cells"])
+    assert recorded == [("lab01_gae", 10.0, 10.0)]
+
+
+def test_untouched_release_scores_zero_in_every_cell(tmp_path, capsys):
+    path = tmp_path / "lab01_gae.ipynb"
+    shutil.copy(RELEASE, path)
+    rc, report = grade_json(path, capsys)
+    assert rc == 1 and report["score"] == 0 and len(report["cells"]) == 6
+    assert all(c["points"] == 0 and "NotImplementedError" in c["message"] for c in report["cells"])
+
+
+def test_deleted_and_edited_test_cells_are_restored_and_reported(tmp_path, capsys):
+    nb = variant(reference_answer())
+    nb.cells = [c for c in nb.cells if c.id not in ("test_gae_episode_end", "setup")]  # deleted
+    edited = next(c for c in nb.cells if c.id == "test_gae_by_hand")
+    edited.source = "pass  # nothing to see"
+    path = tmp_path / "lab01_gae.ipynb"
+    nbformat.write(nb, path)
+    rc = main(["grade", str(path)])
+    text = capsys.readouterr().out
+    assert rc == 0, text  # restored tests run and the correct answer passes them
+    assert "test_gae_episode_end (deleted, restored)" in text and "setup (deleted, restored)" in text and "test_gae_by_hand (edited, restored)" in text
+    assert "2/2  this test cell was edited in your notebook and has been restored." in text
+
+
+@pytest.mark.parametrize("content,name,problem", [
+    ("just text", "lab01_gae.txt", "is not a notebook"),
+    ("{not json", "lab01_gae.ipynb", "is not valid notebook JSON"),
+    ('{"a": 1}', "lab01_gae.ipynb", "not a Jupyter notebook"),
+])
+def test_bad_input_exits_2(tmp_path, capsys, content, name, problem):
+    path = tmp_path / name
+    path.write_text(content)
+    assert main(["grade", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and "fix:" in err
+
+
+def test_unknown_lab_exits_2(tmp_path, capsys):
+    nb = release()
+    nb.metadata.pop("rlprep", None)
+    path = tmp_path / "my_homework.ipynb"
+    nbformat.write(nb, path)
+    assert main(["grade", str(path)]) == 2
+    assert "cannot tell which lab" in capsys.readouterr().err
+
+
+def test_feedback_holds_no_hidden_tests(tmp_path):
+    from catalog.lab01_gae import BUGS  # noqa: F401 - the same kind of wrong answer a learner submits
+    from rlprep.grading.build_lab01 import hidden_fixtures
+    from rlprep.grading.grade import course_template
+    from rlprep.grading.release import api_for
+
+    template = course_template("lab01_gae", SOLUTION.parents[1])
+    course = tmp_path / "course"
+    shutil.copytree(template, course)
+    sub = course / "submitted" / "alice" / "lab01_gae"
+    sub.mkdir(parents=True)
+    wrong = reference_answer().replace("nextnonterminal * lastgaelam", "lastgaelam")  # no reset at episode end
+    nbformat.write(variant(wrong), sub / "lab01_gae.ipynb")
+    api = api_for(course, call_timeout=10, deadline=60)
+    assert api.autograde("lab01_gae", "alice")["success"]
+    assert api.generate_feedback("lab01_gae", "alice")["success"]
+    html = (course / "feedback" / "alice" / "lab01_gae" / "lab01_gae.html").read_text()
+    assert "advantages wrong when an episode ends mid-batch" in html  # the property is named
+    assert "HIDDEN" not in html
+    for key, fixture in hidden_fixtures().items():
+        if key != "terminal":
+            assert fixture[1] not in html and fixture[0][:60] not in html

@@ -1,0 +1,104 @@
+"""Release: labs/ in sync with solutions/, answers generated from the one reference, nothing hidden leaks."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+import nbformat
+import pytest
+
+from grading_helpers import RELEASE, ROOT, SOLUTION, solution
+from rlprep.algos.gae import compute_gae
+from rlprep.grading import authoring
+from rlprep.grading.build_lab01 import cells as lab01_cells
+from rlprep.grading.build_lab01 import hidden_fixtures
+
+
+def test_answer_cells_equal_their_reference():
+    answers = [c for c in solution().cells if c.metadata.get("rlprep", {}).get("role") == "answer"]
+    assert answers, "lab01 has an answer cell"
+    for cell in answers:
+        assert cell.source == authoring.reference_source(cell.metadata["rlprep"]["reference"])
+
+
+def test_reference_source_keeps_signature_and_docstring_above_the_markers():
+    src = authoring.reference_source("rlprep.algos.gae:compute_gae")
+    head, rest = src.split("    ### BEGIN SOLUTION\n")
+    assert head.startswith("def compute_gae(rewards, values, dones, last_value, gamma=0.99, lam=0.95):")
+    assert head.rstrip().endswith('"""') and "1506.02438" in head
+    assert rest.endswith("    ### END SOLUTION")
+    # without the markers it is the function's source, byte for byte
+    assert src.replace("    ### BEGIN SOLUTION\n", "").replace("\n    ### END SOLUTION", "") + "\n" == \
+        inspect.getsource(compute_gae)
+
+
+def test_solution_builder_is_deterministic_and_committed(tmp_path):
+    built = authoring.write_notebook(authoring.notebook(lab01_cells(), lab="lab01_gae"), tmp_path / "a.ipynb")
+    assert built.read_bytes() == SOLUTION.read_bytes(), \
+        "solutions/lab01_gae is stale: run python -m rlprep.grading.build_lab01 && rlprep release"
+
+
+def test_labs_are_in_sync_with_solutions():
+    from rlprep.grading.release import out_of_sync
+
+    assert out_of_sync(ROOT) == []
+
+
+def test_released_notebook_has_no_hidden_tests_and_no_outputs():
+    text = RELEASE.read_text()
+    assert "HIDDEN" not in text and "BEGIN SOLUTION" not in text
+    for key, fixture in hidden_fixtures().items():
+        if key != "terminal":
+            assert fixture[1] not in text, f"hidden expected values of {key} leaked into the release"
+    nb = nbformat.read(RELEASE, as_version=4)
+    assert all(c.get("outputs", []) == [] for c in nb.cells if c.cell_type == "code")
+    assert [c.id for c in nb.cells] == [c.id for c in solution().cells]
+    stub = next(c for c in nb.cells if c.id == "compute_gae").source
+    assert stub.startswith("def compute_gae(") and stub.endswith("    # YOUR CODE HERE\n    raise NotImplementedError()")
+
+
+def test_nbgrader_metadata_is_valid():
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    MetadataValidator().validate_nb(solution())
+
+
+def test_hidden_tests_hold_values_not_an_implementation():
+    for cell in solution().cells:
+        if "### BEGIN HIDDEN TESTS" in cell.source:
+            hidden = cell.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+            banned = (ast.For, ast.While, ast.FunctionDef, ast.Lambda, ast.Import, ast.ImportFrom, ast.ListComp)
+            assert not [n for n in ast.walk(ast.parse(hidden)) if isinstance(n, banned)], cell.id
+
+
+def test_authoring_rejects_bad_ids():
+    with pytest.raises(ValueError, match="slug"):
+        authoring.md("has space", "x")
+    with pytest.raises(ValueError, match="duplicate"):
+        authoring.notebook([authoring.md("a", "x"), authoring.md("a", "y")])
+
+
+def test_lab01_demo_cells_run_in_the_smoke_profile(monkeypatch):
+    """The chain-MDP demo (bias²/variance vs λ) runs with the reference answer; the plot gets drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    nb = solution()
+    ns: dict = {}
+    for cid in ("setup", "compute_gae", "chain-simulate", "chain-limits"):
+        exec(next(c.source for c in nb.cells if c.id == cid), ns)  # noqa: S102 - our own notebook
+    bias_lam0, var_lam0, _ = ns["bias_variance"](0.0, 1.0)
+    bias_lam1, var_lam1, _ = ns["bias_variance"](1.0, 1.0)
+    assert bias_lam0 > 10 * bias_lam1 and var_lam1 > 5 * var_lam0  # λ trades bias for variance
+    plot_src = next(c.source for c in nb.cells if c.id == "chain-plot").split("widgets.interact(")[0]
+    monkeypatch.setattr(plt, "show", lambda: None)
+    exec(plot_src, ns)  # noqa: S102
+    ns["lams"] = np.array([0.0, 1.0])
+    ns["show"](0.5, 0.5)
+    axes = plt.gcf().axes
+    assert axes[0].get_xlabel().startswith("λ") and "reward units" in axes[0].get_ylabel() and axes[0].get_title()
+    plt.close("all")

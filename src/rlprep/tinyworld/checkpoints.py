@@ -85,15 +85,19 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     task = get_task(task_name)
     tokenizer = build_tokenizer()
     model = build_model(profile, tokenizer, seed=seed).to(profile.device)
-    batch = max(1, int(profile.sft_batch * getattr(task, "sft_batch_fraction", 1.0)))
-    config = SFTConfig(steps=steps or profile.sft_steps, batch=batch, lr=profile.sft_lr, seed=seed)
-    start = time.perf_counter()
+    batch = max(1, round(profile.sft_batch * task.sft_batch_fraction))
+    steps = steps or max(1, round(profile.sft_steps * task.sft_steps_fraction))
+    config = SFTConfig(steps=steps, batch=batch, lr=profile.sft_lr, seed=seed)
+    start, cpu_start = time.perf_counter(), time.process_time()
     bar = tqdm(total=config.steps, desc=f"SFT {task_name} ({profile.name})", unit="step",
                disable=not progress, file=sys.stderr, leave=False)
     metrics = train_sft(model, tokenizer, task, config,
                         on_step=lambda step, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
     bar.close()
     metrics["time/sft_s"] = round(time.perf_counter() - start, 2)
+    # CPU seconds this process used: close to the wall time on an idle core when OMP_NUM_THREADS=1,
+    # and unaffected by other users of a shared machine (wall time is not).
+    metrics["time/sft_cpu_s"] = round(time.process_time() - cpu_start, 2)
     with torch.no_grad():
         metrics.update(task.evaluate(model, tokenizer, seed=seed))
     metrics["time/total_s"] = round(time.perf_counter() - start, 2)

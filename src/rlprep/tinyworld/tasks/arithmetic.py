@@ -51,6 +51,10 @@ class ArithmeticTask:
 
     name = "arithmetic"
     levels = LEVELS
+    sft_batch_fraction = 1.0
+    """Share of the profile's ``sft_batch`` the warm start uses."""
+    sft_steps_fraction = 1.0
+    """Share of the profile's ``sft_steps`` the warm start uses."""
 
     def sample(self, n: int, split: str = "train", seed: int = 0, level: int | None = None,
                digits: int = 2, ops: str = "+") -> list[Example]:

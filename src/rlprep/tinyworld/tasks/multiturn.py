@@ -40,7 +40,9 @@ class GuessNumberEnv:
 
     name = "multiturn"
     sft_batch_fraction = 0.25
-    """SFT uses a quarter of the profile's batch: a transcript is ~110 tokens with six actions in it."""
+    """SFT uses a quarter of the profile's batch: a transcript is ~110 tokens with up to six actions in it."""
+    sft_steps_fraction = 0.4
+    """...and 40% of its steps (measured, smoke: 150 steps x 32 -> 78% greedy success)."""
 
     def __init__(self, max_turns: int = MAX_TURNS, process_coef: float = 0.0):
         if max_turns < 1:

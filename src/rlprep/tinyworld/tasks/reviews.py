@@ -96,8 +96,10 @@ class ReviewsTask:
     """Reviews with a hidden gold scorer and Bradley-Terry annotators (see the module docstring)."""
 
     name = "reviews"
-    sft_batch_fraction = 0.5
-    """SFT uses half the profile's batch: review transcripts are ~8x longer than arithmetic ones."""
+    sft_batch_fraction = 0.25
+    """SFT uses a quarter of the profile's batch: review transcripts are ~6x longer than arithmetic ones."""
+    sft_steps_fraction = 1.0
+    """...and all of its steps (measured, smoke: 300 steps x 32 -> 85% parse at T=1, 400 x 64 -> 94%)."""
 
     def parses(self, text: str) -> bool:
         """Whether ``text`` (a completion, optionally preceded by its prompt) is in the review grammar."""

@@ -101,6 +101,7 @@ class DPOConfig:
         else:
             base = dict(steps=int(100 * p.scale), batch_size=64, lr=5e-5, n_train_pairs=25600, eval_every=50,
                         eval_prompts=512)
+        base.setdefault("max_new_tokens", min(48, p.n_positions - 24))  # prompt <= 21 chars + completion
         base.update(overrides)
         return cls(profile=p.name, **base)
 
@@ -150,7 +151,8 @@ class DPOTrainer:
         B = len(batch)
         prompts = [p.prompt for p in batch] * 2
         completions = [p.chosen for p in batch] + [p.rejected for p in batch]
-        ids, attn, comp = encode_pairs(self.tokenizer, prompts, completions, self.device)  # (2B, L) each
+        ids, attn, comp = encode_pairs(self.tokenizer, prompts, completions, self.device,
+                                       max_length=self.policy.config.n_positions)  # (2B, L) each
         missing = [k for k, i in enumerate(idx) if i not in self.ref_cache]
         if missing:  # reference log-probs: once per pair, ever
             rows = missing + [B + k for k in missing]  # chosen rows, then their rejected rows

@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -88,6 +88,10 @@ class GRPOConfig:
     """Held-out test prompts for ``eval/accuracy``."""
     log_kl: bool = True
     """Log ``stats/kl`` (k3 to the reference) even when ``beta == 0`` (one extra no-grad forward)."""
+    sft_steps: int | None = None
+    """SFT steps of the warm start when the policy is loaded here; None = the profile's full SFT (``load_policy``).
+    A shorter warm start (its own cosine schedule, cached separately) leaves the headroom RL needs: the full
+    cpu-profile SFT already solves ~99% of 2-digit additions."""
     seed: int = 0
     """Seeds sampling, prompt order and torch."""
     device: str | None = None
@@ -121,6 +125,7 @@ class GRPOConfig:
             (self.eval_every >= 1, f"eval_every must be >= 1, got {self.eval_every}"),
             (self.eval_size >= 1, f"eval_size must be >= 1, got {self.eval_size}"),
             (self.plot_every >= 1, f"plot_every must be >= 1, got {self.plot_every}"),
+            (self.sft_steps is None or self.sft_steps >= 1, f"sft_steps must be None or >= 1, got {self.sft_steps}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -138,10 +143,12 @@ class GRPOConfig:
         if p.name == "smoke":
             base = dict(steps=8, prompts_per_step=8, group_size=8, lr=3e-4, eval_every=4, eval_size=100)
         elif p.name == "cpu":
-            base = dict(steps=120, prompts_per_step=16, group_size=8, lr=2e-4, eval_every=10, eval_size=300)
-        else:  # gpu: bigger batches, more steps; bf16 autocast via sequences.autocast
+            # the full cpu SFT already solves ~99% of held-out additions: start RL from a 200-step SFT instead
+            base = dict(steps=200, prompts_per_step=16, group_size=8, lr=1e-4, eval_every=20, eval_size=300,
+                        sft_steps=200)
+        else:  # gpu (not run yet): bigger batches, more steps, bf16 autocast via sequences.autocast
             base = dict(steps=int(100 * p.scale), prompts_per_step=64, group_size=16, lr=1e-4,
-                        eval_every=20, eval_size=1000, plot_every=10)
+                        eval_every=20, eval_size=1000, plot_every=10, dynamic_sampling=True, eps_high=0.28)
         base.update(overrides)
         return cls(profile=p.name, **base)
 
@@ -162,6 +169,27 @@ def completion_mask_planted_bug(rollout, eos_id: int, mask_truncated: bool) -> t
     is left in the loss."""
     truncated = truncated_rows(rollout.completion_ids, rollout.completion_mask, eos_id)  # (B,)
     return rollout.completion_mask.float() * truncated.unsqueeze(-1).float()
+
+
+# --------------------------------------------------------------------------------------------- warm start
+def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None = None, seed: int = 0):
+    """``(policy, tokenizer)``: the arithmetic SFT policy, or with ``sft_steps`` a shorter SFT of the same recipe,
+    built once with tinyworld's ``build_checkpoint`` and cached next to the full one."""
+    import os
+
+    from rlprep.tinyworld import checkpoints, load_policy
+
+    p = profile if isinstance(profile, Profile) else get_profile(profile)
+    if sft_steps is None or sft_steps == p.sft_steps:
+        return load_policy("arithmetic", p, seed=seed)
+    full = checkpoints.checkpoint_dir("arithmetic", p, seed)
+    target = full.with_name(f"{full.name}-sft{sft_steps}")
+    if not target.exists() or checkpoints.verify_checkpoint(target) is not None:
+        tmp, _ = checkpoints.build_checkpoint("arithmetic", p, seed, steps=sft_steps)
+        if target.exists():
+            checkpoints._discard(target)
+        os.replace(tmp, target)
+    return checkpoints.load_checkpoint(target, device=p.device)
 
 
 # --------------------------------------------------------------------------------------------- eval
@@ -193,14 +221,14 @@ class GRPOTrainer:
                  group_advantages: Callable | None = None, grpo_loss: Callable | None = None,
                  kl_k3: Callable | None = None, completion_mask_fn: Callable | None = None,
                  prompt_source: Callable[[int, int], list[str]] | None = None):
-        from rlprep.tinyworld import get_task, load_policy
+        from rlprep.tinyworld import get_task
 
         self.config = config
         self.profile = get_profile(config.profile)
         self.device = resolve_device(config.device, self.profile)
         seed_everything(config.seed)
         if policy is None:
-            policy, tokenizer = load_policy("arithmetic", self.profile)
+            policy, tokenizer = load_warm_start(self.profile, config.sft_steps)
         if tokenizer is None:
             raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
         self.policy = policy.to(self.device).train()
@@ -439,9 +467,9 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
 
     - ``on_policy``: ordinary prompts, μ = 1, β = 0, sequence aggregation: the loss is 0 but the gradient is not
       ("expected"). (With token aggregation the loss is only near 0: rows of different length weigh differently.)
-    - ``too_easy`` / ``too_hard``: prompts whose G samples are all right (2-digit additions the policy has
-      mastered) / all wrong (3-digit multiplications, level 6), found by sampling a pool of ``pool_size``
-      prompts: every group has zero reward spread, so every advantage is 0.
+    - ``too_easy`` / ``too_hard``: a batch of groups whose G samples are all right (2-digit additions the policy
+      has mastered) / all wrong (3-digit multiplications, level 6), picked from ``pool_size`` sampled groups:
+      every group has zero reward spread, so every advantage is 0.
     - ``all_truncated``: ``max_new_tokens=1`` with ``mask_truncated=True``: no completion reaches eos, no token
       is left in the loss.
     - ``mask_bug``: :func:`completion_mask_planted_bug` (inverted truncation filter) on normal rollouts.
@@ -450,32 +478,31 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
     """
     if cause not in ZERO_LOSS_CAUSES:
         raise ValueError(f"cause must be one of {ZERO_LOSS_CAUSES}, got {cause!r}")
-    from rlprep.tinyworld import get_task, load_policy
+    from rlprep.tinyworld import get_task
 
     base = config or GRPOConfig.for_profile()
     if policy is None:
-        policy, tokenizer = load_policy("arithmetic", base.profile)
+        policy, tokenizer = load_warm_start(base.profile, base.sft_steps)
     task = task or get_task("arithmetic")
     saved = {k: v.detach().clone() for k, v in policy.state_dict().items()}
     was_training = policy.training
     overrides = dict(steps=1, num_iterations=1, beta=0.0, dynamic_sampling=False, log_kl=False, eval_size=1)
     mask_fn = None
-    prompt_source = None
+    prompt_source = None  # the default: training prompts of the warm start's level
     if cause == "on_policy":  # sequence aggregation: the loss is -(1/N) sum of centred advantages = 0 exactly
         overrides.update(aggregation="sequence")
     elif cause == "all_truncated":
         overrides.update(max_new_tokens=1, mask_truncated=True)
     elif cause == "mask_bug":
         mask_fn = completion_mask_planted_bug
-    elif cause in ("too_easy", "too_hard"):
-        prompts = _select_prompts(policy, tokenizer, task, base, want_all_correct=(cause == "too_easy"),
-                                  pool_size=pool_size)
-        prompt_source = lambda n, i: [prompts[(i * n + k) % len(prompts)] for k in range(n)]  # noqa: E731
-        overrides.update(prompts_per_step=min(base.prompts_per_step, len(prompts)))
-    cfg_dict = {**asdict(base), **overrides}
-    cfg = GRPOConfig(**cfg_dict)
+    cfg = GRPOConfig(**{**asdict(base), **overrides})
     try:
         trainer = GRPOTrainer(cfg, policy, tokenizer, task, completion_mask_fn=mask_fn, prompt_source=prompt_source)
+        if cause in ("too_easy", "too_hard"):
+            batch = _all_equal_batch(policy, tokenizer, task, cfg, cause == "too_easy", pool_size, trainer.device)
+            n_groups = len(batch[1]) // cfg.group_size
+            cfg.prompts_per_step = n_groups  # the step's batch is exactly these groups
+            trainer._rollouts = lambda prompts: batch  # noqa: E731  (the step trains on the selected groups)
         row = trainer.step()
     finally:
         policy.load_state_dict(saved)
@@ -486,26 +513,41 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
 
 
 @torch.no_grad()
-def _select_prompts(policy, tokenizer, task, cfg: GRPOConfig, want_all_correct: bool, pool_size: int) -> list[str]:
-    """Training prompts whose ``group_size`` samples are all correct (too easy) or all wrong (too hard)."""
+def sample_success_rates(policy, tokenizer, task, prompts: list[str], n_samples: int, max_new_tokens: int,
+                         temperature: float = 1.0, seed: int = 0, return_rollout: bool = False):
+    """Per-prompt fraction of ``n_samples`` sampled completions the verifier accepts: ``[len(prompts)]``
+    (and the rollout with its ``[P*n]`` rewards when ``return_rollout``)."""
     from rlprep.rollout import generate
 
-    # too hard: 3-digit multiplication (level 6), far beyond the 2-digit-addition warm start; too easy: the
-    # warm start's own level, keeping only prompts it never gets wrong
+    repeated = [p for p in prompts for _ in range(n_samples)]  # (P*n,) consecutive groups
+    was_training = policy.training
+    policy.eval()
+    out = generate(policy, tokenizer, repeated, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    policy.train(was_training)
+    rewards = np.array([task.reward(p, t) for p, t in zip(repeated, out.texts)])
+    rates = rewards.reshape(len(prompts), n_samples).mean(axis=1)
+    return (rates, out, rewards) if return_rollout else rates
+
+
+def _all_equal_batch(policy, tokenizer, task, cfg: GRPOConfig, want_all_correct: bool, pool_size: int, device):
+    """A batch of ``prompts_per_step`` groups whose ``group_size`` sampled completions are all correct (too easy)
+    or all wrong (too hard), taken from a sampled pool: ``(rollout, rewards [N*G])``.
+
+    Too hard: 3-digit multiplication (level 6), far beyond the 2-digit-addition warm start. Too easy: the warm
+    start's own level, keeping the prompts whose every sample is right.
+    """
     level = 2 if want_all_correct else 6
     pool = [ex.prompt for ex in task.sample(pool_size, split="train", seed=cfg.seed + 777, level=level)]
-    repeated = [p for p in pool for _ in range(cfg.group_size)]
-    policy.eval()
-    out = generate(policy, tokenizer, repeated, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
-                   seed=cfg.seed + 778)
-    policy.train()
-    rewards = np.array([task.reward(p, t) for p, t in zip(repeated, out.texts)]).reshape(pool_size, cfg.group_size)
+    G = cfg.group_size
+    rates, out, rewards = sample_success_rates(policy, tokenizer, task, pool, G, cfg.max_new_tokens,
+                                               cfg.temperature, seed=cfg.seed + 778, return_rollout=True)
     target = 1.0 if want_all_correct else 0.0
-    chosen = [p for p, r in zip(pool, rewards) if np.all(r == target)]
-    if not chosen:
+    groups = [i for i, r in enumerate(rates) if r == target][:cfg.prompts_per_step]
+    if not groups:
         kind = "all-correct" if want_all_correct else "all-wrong"
         raise ValueError(f"no {kind} prompt group in a pool of {pool_size}; pass a larger pool_size")
-    return chosen
+    rows = torch.tensor([g * G + k for g in groups for k in range(G)])  # (n*G,)
+    return _select_rows(out, rows), torch.tensor(rewards, dtype=torch.float32, device=device)[rows.to(device)]
 
 
 # --------------------------------------------------------------------------------------------- CLI

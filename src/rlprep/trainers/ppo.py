@@ -38,7 +38,7 @@ from torch import nn
 
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, get_profile
-from rlprep.trainers.sequences import (autocast, completion_logprobs, encode_pairs, frozen_copy,
+from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy,
                                        position_ids_from_mask, reference, resolve_device, seed_everything)
 
 
@@ -184,7 +184,8 @@ class PPOConfig:
             base = dict(steps=60, batch_size=32, minibatch_size=16, lr=5e-5, eval_prompts=256, eval_every=20)
         else:
             base = dict(steps=int(50 * p.scale), batch_size=128, minibatch_size=32, lr=2e-5, eval_prompts=1024,
-                        eval_every=50, max_new_tokens=48)
+                        eval_every=50)
+        base.setdefault("max_new_tokens", min(48, p.n_positions - 24))  # prompt <= 21 chars + completion
         base.update(overrides)
         return cls(profile=p.name, **base)
 

@@ -41,6 +41,9 @@ class RewardModel(nn.Module):
         super().__init__()
         self.trunk = trunk
         self.head = nn.Linear(hidden_size, 1)
+        self.max_length: int | None = getattr(getattr(trunk, "config", None), "n_positions", None)
+        self.meta: dict = {}
+        """Summary of the run that trained it (filled by :func:`load_reward_model`)."""
         nn.init.normal_(self.head.weight, std=1.0 / math.sqrt(hidden_size + 1))
         nn.init.zeros_(self.head.bias)
 
@@ -67,7 +70,7 @@ class RewardModel(nn.Module):
         out = []
         for start in range(0, len(prompts), batch_size):
             ids, attn, _ = encode_pairs(tokenizer, prompts[start:start + batch_size],
-                                        completions[start:start + batch_size], device)
+                                        completions[start:start + batch_size], device, max_length=self.max_length)
             out.append(self(ids, attn).float().cpu())
         self.train(was_training)
         return torch.cat(out) if out else torch.zeros(0)
@@ -184,7 +187,8 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
         batch = [train_pairs[i] for i in idx]
         prompts = [p.prompt for p in batch] * 2
         completions = [p.chosen for p in batch] + [p.rejected for p in batch]
-        ids, attn, _ = encode_pairs(tokenizer, prompts, completions, device)  # (2B, L): chosen rows, then rejected
+        ids, attn, _ = encode_pairs(tokenizer, prompts, completions, device,
+                                    max_length=rm.max_length)  # (2B, L): chosen rows, then rejected
         rewards = rm(ids, attn)  # (2B,)
         r_c, r_r = rewards[:len(batch)], rewards[len(batch):]  # (B,), (B,)
         loss = loss_fn(r_c, r_r)
@@ -192,6 +196,7 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
         loss.backward()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(rm.parameters(), config.max_grad_norm))
         optimizer.step()
+        r_c, r_r = r_c.detach(), r_r.detach()
         metrics = {"loss/bt": float(loss.detach()), "rewards/accuracy": float((r_c > r_r).float().mean()),
                    "rewards/margin": float((r_c - r_r).mean()), "stats/grad_norm": grad_norm}
         if step % config.eval_every == 0 or step == config.steps:
@@ -204,7 +209,8 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
               history=history, start_step=1)
     if "eval/accuracy" not in history[-1]:
         history[-1].update(evaluate_reward_model(rm, tokenizer, task, eval_pairs))
-    history.meta.update({"accuracy": history[-1]["eval/accuracy"], "pearson_gold": history[-1]["eval/pearson_gold"],
+    history.meta.update({"loss_first": history[1]["loss/bt"] if len(history) > 1 else float("nan"),
+                         "accuracy": history[-1]["eval/accuracy"], "pearson_gold": history[-1]["eval/pearson_gold"],
                          "accuracy_start": history[0]["eval/accuracy"], "wall_s": time.perf_counter() - t0})
     rm.eval()
     return rm, history
@@ -214,7 +220,8 @@ def load_reward_model(profile: str | Profile | None = None, *, policy=None, toke
                       config: RewardModelConfig | None = None, retrain: bool = False) -> RewardModel:
     """The reference-trained reward model for ``profile``, trained once and cached in ``cache_dir()``.
 
-    The cache key hashes the config, so a different budget trains (and caches) a different model.
+    The cache key hashes the config, so a different budget trains (and caches) a different model. The returned
+    model carries ``rm.meta``: the training run's summary (held-out accuracy, Pearson r with gold, ...).
     """
     from rlprep.paths import cache_dir
     from rlprep.tinyworld import load_policy
@@ -228,9 +235,12 @@ def load_reward_model(profile: str | Profile | None = None, *, policy=None, toke
     device = resolve_device(config.device, p)
     if path.exists() and not retrain:
         rm = RewardModel.from_policy(policy)
-        rm.load_state_dict(torch.load(path, map_location="cpu")["model"])
+        saved = torch.load(path, map_location="cpu")
+        rm.load_state_dict(saved["model"])
+        rm.meta = saved.get("meta", {})
         return rm.to(device).eval()
     rm, history = train_reward_model(config, policy=policy, tokenizer=tokenizer, live=False)
+    rm.meta = history.meta
     if not history.interrupted:
         import io
 
@@ -242,7 +252,7 @@ def load_reward_model(profile: str | Profile | None = None, *, policy=None, toke
 
 @torch.no_grad()
 def best_of_n(policy, rm: RewardModel, tokenizer, prompts: list[str], ns: Sequence[int] = (1, 2, 4, 8, 16), *,
-              task=None, max_new_tokens: int = 24, temperature: float = 1.0, seed: int = 0) -> dict[str, list]:
+              task=None, max_new_tokens: int = 40, temperature: float = 1.0, seed: int = 0) -> dict[str, list]:
     """Best-of-N against the RM: for each N, keep the RM's favourite of N samples per prompt and average its
     RM (proxy) and gold reward over prompts.
 

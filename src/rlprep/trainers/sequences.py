@@ -78,8 +78,12 @@ def completion_logprobs(model, input_ids, attention_mask, n_completion: int, wit
     return (logp, entropy) if with_entropy else logp
 
 
-def encode_pairs(tokenizer, prompts: list[str], completions: list[str], device, add_eos: bool = True):
+def encode_pairs(tokenizer, prompts: list[str], completions: list[str], device, add_eos: bool = True,
+                 max_length: int | None = None):
     """Tokenize ``prompt + completion (+ eos)`` rows, left-padded to a common length.
+
+    ``max_length`` (e.g. the model's ``n_positions``) cuts over-long completions on the right (the eos goes too):
+    the model cannot score a token beyond its last position.
 
     Returns:
         input_ids: ``[B, L]``; attention_mask: ``[B, L]`` (0 on left padding);
@@ -93,6 +97,11 @@ def encode_pairs(tokenizer, prompts: list[str], completions: list[str], device, 
     for prompt, completion in zip(prompts, completions):
         p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
         c = tokenizer(completion, add_special_tokens=False)["input_ids"] + ([eos] if add_eos else [])
+        if max_length is not None and len(p) + len(c) > max_length:
+            if len(p) >= max_length:
+                raise ValueError(f"a prompt of {len(p)} tokens leaves no room for a completion within "
+                                 f"max_length={max_length}; shorten the prompt")
+            c = c[:max_length - len(p)]
         rows.append(p + c)
         comp_lens.append(len(c))
     L = max(len(r) for r in rows)

@@ -1,12 +1,6 @@
-<<<<<<< HEAD
-"""Demo engines behind the graded labs' demo cells (stale-rollout GRPO for lab06, synthetic scenes for lab08).
+"""Small, tested engines behind the labs' demo cells and the walkthrough notebooks' evidence cells.
 
-Each module holds the code a lab demo would otherwise paste into the notebook, so that it is tested here.
-=======
-"""Small, tested helpers behind the walkthrough notebooks' evidence cells (toys with a known truth).
-
-Each module serves one notebook topic; the notebooks import them instead of defining code inline:
-``kl_estimators`` (01, G05), ``gae_nstep`` (02, W04/G08), ``ppo_toy`` (03, W05/W06/G04/G13),
-``importance`` (04, W07).
->>>>>>> nb-core-a
+Each module holds code a notebook would otherwise define inline, so that it is tested here, e.g.
+``kl_estimators`` (01, G05), ``gae_nstep`` (02), ``ppo_toy`` (03), ``importance`` (04), ``dpo`` (05),
+``grpo`` (06), ``code_reward`` and ``best_of_n`` (08), ``stale_rollouts`` (lab06), ``image_diff_scenes`` (lab08).
 """

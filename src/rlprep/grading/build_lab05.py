@@ -338,10 +338,12 @@ def cells():
                         "all_truncated": "no_valid_tokens", "mask_bug": "no_valid_tokens"}
             header = f"{'cause':<14}{'loss':>9}{'grad_norm':>11}{'zero_std':>10}{'valid':>8}{'clip':>7}  diagnosis"
             print(header)
+            zero_loss = {}  # cause -> (logged stats, your diagnosis)
             with learner_references(**mine):  # the trainer's reproductions use your functions too
                 for cause in ZERO_LOSS_CAUSES:
                     stats = reproduce_zero_loss(cause, policy, tokenizer, task, config=config)
                     verdict = diagnose_zero_loss(stats)
+                    zero_loss[cause] = (stats, verdict)
                     mark = "ok" if verdict == EXPECTED[cause] else f"<- expected {EXPECTED[cause]}"
                     print(f"{cause:<14}{stats['loss']:>9.2g}{stats['grad_norm']:>11.3g}"
                           f"{stats['frac_zero_std_groups']:>10.2f}{stats['frac_valid_tokens']:>8.2f}"

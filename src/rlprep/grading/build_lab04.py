@@ -210,7 +210,8 @@ def cells():
             `sequence_logprobs` and `dpo_loss` into the trainer**. Budgets follow the profile:
             `RLPREP_PROFILE=smoke` runs in seconds, `cpu` (the default without a GPU) in minutes, `gpu` longer.
             Every run shows a progress bar and a live plot; press the stop button (■) at any time: the run ends
-            after the step in flight and keeps what it trained (checkpoint and plot under `runs/`).
+            after the step in flight, the model keeps what it trained,
+            and a checkpoint, the history and the plot are saved in `runs/` under rlprep's data folder (`$RLPREP_HOME`).
 
             Each review prompt has a preference pair `(chosen, rejected)` ranked by a hidden **gold** scorer; DPO
             only sees the pairs. After training we sample from the policy and score the samples with the gold
@@ -255,6 +256,9 @@ def cells():
                 print(f"beta={r['beta']:<5g} KL(pi||ref) {r['kl']:7.3f} ± {r['kl_se']:.3f} nats   "
                       f"gold {r['gold']:+.3f} ± {r['gold_se']:.3f} (SFT {r['gold_start']:+.3f})   "
                       f"implicit-reward accuracy {r['rewards/accuracy']:.2f}")
+            if rows and rows[-1]["interrupted"]:
+                print(f"stopped early: {len(rows)} of {len(SWEEP_BETAS)} betas; the last one is saved in "
+                      f"{rows[-1]['history'].meta.get('run_dir')}")
             """),
         A.demo("demo-frontier", """
             def plot_sweep(rows):

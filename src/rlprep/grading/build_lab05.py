@@ -271,7 +271,8 @@ def cells():
             trainer**. Budgets follow the profile: `RLPREP_PROFILE=smoke` runs in seconds, `cpu` (the default
             without a GPU) in about ten minutes on two cores, `gpu` with the real targets. Every run shows a
             progress bar and a live plot; press the stop button (■) at any time: the run ends after the step in
-            flight and keeps what it trained (checkpoint and plot under `runs/`).
+            flight, the model keeps what it trained, and a checkpoint, the history and the plot are saved in
+            `runs/` under rlprep's data folder (`$RLPREP_HOME`).
             """),
         A.demo("demo-setup", """
             import copy
@@ -302,7 +303,7 @@ def cells():
             m = main_run.meta
             print(f"held-out accuracy {m['accuracy_start']:.3f} -> {m['accuracy_end']:.3f} "
                   f"({100 * (m['accuracy_end'] - m['accuracy_start']):+.1f} points) in {m['wall_s']:.0f} s"
-                  + (" (interrupted)" if main_run.interrupted else ""))
+                  + (f" (stopped early; saved in {main_run.meta.get('run_dir')})" if main_run.interrupted else ""))
             fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
             ax.plot(*main_run.series("eval/accuracy"), "o-")
             ax.set_xlabel("step")

@@ -247,8 +247,8 @@ def test_lab05_demos_run_in_smoke(monkeypatch):
     stats = {cause: s for cause, (s, _) in ns["zero_loss"].items()}
     assert abs(stats["on_policy"]["loss"]) < 1e-6 and stats["on_policy"]["grad_norm"] > 0  # zero loss, live gradient
     assert stats["too_easy"]["frac_zero_std_groups"] == 1 and stats["mask_bug"]["frac_valid_tokens"] == 0
-    assert set(ns["runs"]) >= {"baseline (symmetric, token, no KL)", "clip-higher (eps_high = 0.28)"}
-    assert len(ns["runs"]) == 5 and all(not r.interrupted for r in ns["runs"].values())
+    assert set(ns["runs"]) >= {"baseline (symmetric, token, no KL)", "clip-higher (eps_high = 0.28, mu = 2)"}
+    assert len(ns["runs"]) == 6 and all(not r.interrupted for r in ns["runs"].values())
     token, seq = ns["token_ratios"], ns["seq_ratios"]
     assert token.numel() > seq.numel() > 0 and bool((token > 0).all())
     assert figures and all(_labelled(f) for f in figures)

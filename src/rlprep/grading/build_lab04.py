@@ -338,6 +338,15 @@ def cells():
             *Try this:* rerun the sweep with `config = DPOConfig.for_profile(PROFILE, steps=2 * config.steps)` and
             watch the small-β points move right (more KL) faster than they move up (gold reward).
             """),
+        A.md("reproduce", """
+            ## Reproduce from a terminal
+
+            * the β sweep, with the reference functions: `python -m rlprep.trainers.dpo --profile cpu --sweep`
+              (prints KL, gold reward and implicit-reward accuracy per β, and whether KL falls as β grows);
+            * this whole notebook's demos, unattended: `RLPREP_PROFILE=cpu jupyter nbconvert --to notebook
+              --execute solutions/lab04_dpo/lab04_dpo.ipynb --output /tmp/lab04_cpu.ipynb` (the reference answers);
+            * the grading of your copy: `rlprep grade labs/lab04_dpo/lab04_dpo.ipynb`.
+            """),
         A.md("grade-intro", """
             ## Grade yourself
 

@@ -354,13 +354,16 @@ def cells():
             ## DAPO's pieces, one at a time (W08, W24, W25)
 
             Each comparison trains a fresh copy of the SFT policy for the same number of steps with one knob
-            changed, against the first steps of the run above (same seed, same prompts). On a model this small
+            changed, against the first steps of the run above (same seed, same prompts). One exception: with one
+            update per batch (μ = `num_iterations` = 1) the ratio is exactly 1 and the clip never acts, so
+            symmetric clipping and clip-higher are compared with μ = 2 updates per batch. On a model this small
             and runs this short the effects are small and noisy; read the direction, not the size, and rerun
             with the `gpu` profile for the real picture.
             """),
         A.demo("demo-variants", """
-            variants = {
-                "clip-higher (eps_high = 0.28)": dict(eps_high=0.28),
+            variants = {  # the clip only acts off-policy: those two runs take mu = 2 updates per batch
+                "symmetric clip (mu = 2)": dict(num_iterations=2),
+                "clip-higher (eps_high = 0.28, mu = 2)": dict(num_iterations=2, eps_high=0.28),
                 "dynamic sampling": dict(dynamic_sampling=True),
                 "sequence aggregation (GRPO)": dict(aggregation="sequence"),
                 "KL in the loss (beta = 0.04)": dict(beta=0.04),
@@ -386,7 +389,8 @@ def cells():
 
             base = "baseline (symmetric, token, no KL)"
             fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-            compare(axes[0, 0], "stats/entropy", [base, "clip-higher (eps_high = 0.28)"], "policy entropy (nats / token)")
+            compare(axes[0, 0], "stats/entropy", ["symmetric clip (mu = 2)", "clip-higher (eps_high = 0.28, mu = 2)"],
+                    "policy entropy (nats / token)")
             axes[0, 0].set_title("W24/W25: clip-higher against entropy collapse")
             compare(axes[0, 1], "stats/frac_zero_std_groups", [base, "dynamic sampling"],
                     "groups with equal rewards (fraction, before filtering)")
@@ -447,6 +451,15 @@ def cells():
             ax.legend()
             plt.show()
             print(f"std of log ratio: per token {token_ratios.log().std():.4f}, per sequence {seq_ratios.log().std():.4f}")
+            """),
+        A.md("reproduce", """
+            ## Reproduce from a terminal
+
+            * the training run, with the reference functions: `python -m rlprep.trainers.grpo --profile cpu`
+              (prints the held-out accuracy before and after);
+            * this whole notebook's demos, unattended: `RLPREP_PROFILE=cpu jupyter nbconvert --to notebook
+              --execute solutions/lab05_grpo/lab05_grpo.ipynb --output /tmp/lab05_cpu.ipynb` (the reference answers);
+            * the grading of your copy: `rlprep grade labs/lab05_grpo/lab05_grpo.ipynb`.
             """),
         A.md("grade-intro", """
             ## Grade yourself

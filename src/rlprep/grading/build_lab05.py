@@ -304,6 +304,8 @@ def cells():
             print(f"held-out accuracy {m['accuracy_start']:.3f} -> {m['accuracy_end']:.3f} "
                   f"({100 * (m['accuracy_end'] - m['accuracy_start']):+.1f} points) in {m['wall_s']:.0f} s"
                   + (f" (stopped early; saved in {main_run.meta.get('run_dir')})" if main_run.interrupted else ""))
+            _, zero_std = main_run.series("stats/frac_zero_std_groups")
+            print(f"groups whose rewards were all equal (no gradient): {sum(zero_std) / max(1, len(zero_std)):.0%}")
             fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
             ax.plot(*main_run.series("eval/accuracy"), "o-")
             ax.set_xlabel("step")
@@ -357,8 +359,10 @@ def cells():
             changed, against the first steps of the run above (same seed, same prompts). One exception: with one
             update per batch (μ = `num_iterations` = 1) the ratio is exactly 1 and the clip never acts, so
             symmetric clipping and clip-higher are compared with μ = 2 updates per batch. On a model this small
-            and runs this short the effects are small and noisy; read the direction, not the size, and rerun
-            with the `gpu` profile for the real picture.
+            and runs this short the effects are small and noisy; read the direction, not the size. When the warm
+            start already solves almost every prompt (the share of groups with equal rewards printed above is
+            then close to 100%), most groups carry no gradient and the curves barely differ: that is W11's
+            zero-advantage case at work, and the reason DAPO samples dynamically.
             """),
         A.demo("demo-variants", """
             variants = {  # the clip only acts off-policy: those two runs take mu = 2 updates per batch

@@ -111,3 +111,16 @@ def test_bad_input_is_a_clear_value_error(tiny):
         generate(model, tokenizer, ["07+45=", ""], max_new_tokens=4)
     with pytest.raises(ValueError, match=r"\[B, L\]"):
         token_logprobs(model, torch.zeros(5, dtype=torch.long), torch.ones(5, dtype=torch.long))
+
+
+def test_left_padded_prompts_get_the_same_greedy_answers():
+    """A trained policy answers a 2-digit sum the same whether or not longer prompts pad it on the left."""
+    from rlprep.tinyworld import get_task, load_policy
+
+    model, tokenizer = load_policy("arithmetic", "smoke")  # cached by the first test that needs it
+    short = [e.prompt for e in get_task("arithmetic").sample(32, "test", seed=5)]
+    long = [e.prompt for e in get_task("arithmetic").sample(32, "test", seed=5, level=5)]  # 3-digit: 2 more chars
+    alone = generate(model, tokenizer, short, max_new_tokens=5, temperature=0.0).texts
+    mixed = generate(model, tokenizer, [p for pair in zip(short, long) for p in pair], max_new_tokens=5,
+                     temperature=0.0).texts[::2]
+    assert mixed == alone

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shutil
 
 import pytest
 import torch
@@ -217,6 +218,20 @@ def test_corrupted_checkpoint_is_detected_and_rebuilt(private_cache):
     assert isinstance(generate(model, tokenizer, ["07+45="], 4, seed=0).texts[0], str)
 
 
+def test_a_concurrent_builder_that_finishes_first_wins(private_cache, monkeypatch):
+    real_build = checkpoints.build_checkpoint
+
+    def build_while_another_process_finishes(task, profile, seed=0, **kwargs):
+        tmp, manifest = real_build(task, profile, seed, **kwargs)
+        shutil.copytree(tmp, checkpoints.checkpoint_dir(task, profile, seed))  # the other builder lands first
+        return tmp, manifest
+
+    monkeypatch.setattr(checkpoints, "build_checkpoint", build_while_another_process_finishes)
+    path = checkpoints.ensure_checkpoint("arithmetic", private_cache, progress=False)
+    assert checkpoints.verify_checkpoint(path) is None
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # our temp copy was cleaned up
+
+
 def test_missing_manifest_counts_as_corrupt(private_cache):
     path = checkpoints.ensure_checkpoint("arithmetic", private_cache, progress=False)
     (path / checkpoints.MANIFEST).unlink()
@@ -278,3 +293,8 @@ def test_smoke_multiturn_policy_searches(capsys):
     assert main(["models", "list"]) == 0
     listing = capsys.readouterr().out
     assert all(f"{task}-smoke-v{checkpoints.VERSION}-s0" in listing for task in ("arithmetic", "reviews", "multiturn"))
+
+
+def test_loading_a_cached_policy_is_silent_on_stderr(capfd):
+    load_policy("arithmetic", "smoke")  # cached by the smoke test above
+    assert capfd.readouterr().err == ""  # nbgrader scores a test cell 0 when it writes to stderr

@@ -10,6 +10,7 @@ truncated download, a crash of an older writer, a disk error) is reported and re
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -29,6 +30,21 @@ VERSION = 1
 """Bump when the tokenizer, the model config, the tasks' SFT data or the SFT recipe change."""
 WEIGHTS = "model.safetensors"
 MANIFEST = "manifest.json"
+
+
+@contextlib.contextmanager
+def _quiet_transformers():
+    """Hide transformers' own "Loading weights" / "Writing model shards" bars (stderr output in an
+    nbgrader test cell scores that cell 0); our SFT progress bar is unaffected."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 def checkpoint_dir(task: str, profile: Profile, seed: int = 0) -> Path:
@@ -88,13 +104,16 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     batch = max(1, round(profile.sft_batch * task.sft_batch_fraction))
     steps = steps or max(1, round(profile.sft_steps * task.sft_steps_fraction))
     config = SFTConfig(steps=steps, batch=batch, lr=profile.sft_lr, seed=seed)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     bar = tqdm(total=config.steps, desc=f"SFT {task_name} ({profile.name})", unit="step",
                disable=not progress, file=sys.stderr, leave=False)
     metrics = train_sft(model, tokenizer, task, config,
                         on_step=lambda step, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
     bar.close()
     metrics["time/sft_s"] = round(time.perf_counter() - start, 2)
+    # CPU seconds this process used: close to the wall time on an idle core when OMP_NUM_THREADS=1,
+    # and unaffected by other users of a shared machine (wall time is not).
+    metrics["time/sft_cpu_s"] = round(time.process_time() - cpu_start, 2)
     with torch.no_grad():
         metrics.update(task.evaluate(model, tokenizer, seed=seed))
     metrics["time/total_s"] = round(time.perf_counter() - start, 2)
@@ -102,8 +121,13 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     target = checkpoint_dir(task_name, profile, seed)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
+    try:
+        with _quiet_transformers():
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+    except BaseException:  # a full disk or Ctrl-C: leave no half-written temp dir behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     manifest = {
         "task": task_name, "profile": profile.name, "seed": seed, "version": VERSION,
         "sha256": sha256_file(tmp / WEIGHTS), "parameters": count_parameters(model),
@@ -156,7 +180,8 @@ def load_checkpoint(path: Path, device: str = "cpu"):
 
     from rlprep.tinyworld.tokenizer import build_tokenizer
 
-    model = GPT2LMHeadModel.from_pretrained(path).to(device).eval()
+    with _quiet_transformers():
+        model = GPT2LMHeadModel.from_pretrained(path).to(device).eval()
     return model, build_tokenizer()
 
 
@@ -175,8 +200,9 @@ def load_external(name_or_path: str, device: str = "cpu"):
         raise RlprepError(f"no model checkpoint at {local} (no config.json there)",
                           "pass a directory written by save_pretrained, or a hub id such as gpt2")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(local) if looks_local else name_or_path)
-        model = AutoModelForCausalLM.from_pretrained(str(local) if looks_local else name_or_path)
+        with _quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(str(local) if looks_local else name_or_path)
+            model = AutoModelForCausalLM.from_pretrained(str(local) if looks_local else name_or_path)
     except Exception as err:  # transformers raises OSError, ValueError, HF hub errors...
         offline = os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("TRANSFORMERS_OFFLINE") == "1"
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__

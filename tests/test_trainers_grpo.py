@@ -149,3 +149,10 @@ def test_interrupt_keeps_weights_and_saves_checkpoint_and_history(sft, tmp_path)
     state = torch.load(tmp_path / "checkpoint.pt")["model"]
     assert all(torch.equal(state[k], v) for k, v in policy.state_dict().items())
     assert History.from_json(tmp_path / "history.json").interrupted and (tmp_path / "plot.png").exists()
+
+
+@pytest.mark.slow
+def test_cpu_profile_gains_ten_points_of_held_out_accuracy():
+    """Slow (minutes, cpu profile): ``python -m rlprep.trainers.grpo --profile cpu`` prints the same figures."""
+    h = train_grpo(GRPOConfig.for_profile("cpu"), live=False)
+    assert h.meta["accuracy_end"] - h.meta["accuracy_start"] >= 0.10, h.meta

@@ -102,3 +102,10 @@ def test_interrupt_saves_checkpoint(setup, tmp_path):
     h = _run(setup, steps=5, run_dir=str(tmp_path), callbacks=[stop])
     assert h.interrupted and len(h) == 2 and (tmp_path / "checkpoint.pt").exists()
     assert History.from_json(tmp_path / "history.json").interrupted
+
+
+@pytest.mark.slow
+def test_cpu_profile_gold_reward_beats_sft_by_five_standard_errors():
+    """Slow (minutes, cpu profile): ``python -m rlprep.trainers.ppo --profile cpu``."""
+    h = train_ppo(PPOConfig.for_profile("cpu"), live=False)
+    assert h.meta["gold_gain_se"] >= 5, h.meta

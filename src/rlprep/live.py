@@ -215,12 +215,14 @@ def run_steps(
     history = history if history is not None else History()
     live = in_notebook() if live is None else live
     handle, fig = None, None
+    drawn_rows = -1  # len(history) at the last redraw
     bar = tqdm(total=n_steps, desc=desc, leave=True, disable=os.environ.get("RLPREP_NO_BAR") == "1")
 
     def redraw() -> None:
-        nonlocal handle, fig
-        if not live or not plot_keys or not history:
+        nonlocal handle, fig, drawn_rows
+        if not live or not plot_keys or not history or drawn_rows == len(history):
             return
+        drawn_rows = len(history)
         import matplotlib.pyplot as plt
         from IPython.display import display
 

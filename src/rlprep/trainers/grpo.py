@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -88,6 +88,10 @@ class GRPOConfig:
     """Held-out test prompts for ``eval/accuracy``."""
     log_kl: bool = True
     """Log ``stats/kl`` (k3 to the reference) even when ``beta == 0`` (one extra no-grad forward)."""
+    sft_steps: int | None = None
+    """SFT steps of the warm start when the policy is loaded here; None = the profile's full SFT (``load_policy``).
+    A shorter warm start (its own cosine schedule, cached separately) leaves the headroom RL needs: the full
+    cpu-profile SFT already solves ~99% of 2-digit additions."""
     seed: int = 0
     """Seeds sampling, prompt order and torch."""
     device: str | None = None
@@ -121,6 +125,7 @@ class GRPOConfig:
             (self.eval_every >= 1, f"eval_every must be >= 1, got {self.eval_every}"),
             (self.eval_size >= 1, f"eval_size must be >= 1, got {self.eval_size}"),
             (self.plot_every >= 1, f"plot_every must be >= 1, got {self.plot_every}"),
+            (self.sft_steps is None or self.sft_steps >= 1, f"sft_steps must be None or >= 1, got {self.sft_steps}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -138,10 +143,15 @@ class GRPOConfig:
         if p.name == "smoke":
             base = dict(steps=8, prompts_per_step=8, group_size=8, lr=3e-4, eval_every=4, eval_size=100)
         elif p.name == "cpu":
-            base = dict(steps=120, prompts_per_step=16, group_size=8, lr=2e-4, eval_every=10, eval_size=300)
-        else:  # gpu: bigger batches, more steps; bf16 autocast via sequences.autocast
+            # the full cpu SFT already solves ~99% of held-out additions: start RL from a 200-step SFT instead.
+            # Measured 2026-11-30 (shared 2 cores): 0.393 -> 0.363 held-out accuracy in 200 steps (379 s); the
+            # +10-point target is NOT met yet (a 350-step start: 0.143 -> 0.153; lr 2e-4 + dynamic sampling, 150
+            # steps: 0.393 -> 0.420 in 208 s). Tuning is open work.
+            base = dict(steps=200, prompts_per_step=16, group_size=8, lr=1e-4, eval_every=20, eval_size=300,
+                        sft_steps=200)
+        else:  # gpu (not run yet): bigger batches, more steps, bf16 autocast via sequences.autocast
             base = dict(steps=int(100 * p.scale), prompts_per_step=64, group_size=16, lr=1e-4,
-                        eval_every=20, eval_size=1000, plot_every=10)
+                        eval_every=20, eval_size=1000, plot_every=10, dynamic_sampling=True, eps_high=0.28)
         base.update(overrides)
         return cls(profile=p.name, **base)
 
@@ -162,6 +172,27 @@ def completion_mask_planted_bug(rollout, eos_id: int, mask_truncated: bool) -> t
     is left in the loss."""
     truncated = truncated_rows(rollout.completion_ids, rollout.completion_mask, eos_id)  # (B,)
     return rollout.completion_mask.float() * truncated.unsqueeze(-1).float()
+
+
+# --------------------------------------------------------------------------------------------- warm start
+def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None = None, seed: int = 0):
+    """``(policy, tokenizer)``: the arithmetic SFT policy, or with ``sft_steps`` a shorter SFT of the same recipe,
+    built once with tinyworld's ``build_checkpoint`` and cached next to the full one."""
+    import os
+
+    from rlprep.tinyworld import checkpoints, load_policy
+
+    p = profile if isinstance(profile, Profile) else get_profile(profile)
+    if sft_steps is None or sft_steps == p.sft_steps:
+        return load_policy("arithmetic", p, seed=seed)
+    full = checkpoints.checkpoint_dir("arithmetic", p, seed)
+    target = full.with_name(f"{full.name}-sft{sft_steps}")
+    if not target.exists() or checkpoints.verify_checkpoint(target) is not None:
+        tmp, _ = checkpoints.build_checkpoint("arithmetic", p, seed, steps=sft_steps)
+        if target.exists():
+            checkpoints._discard(target)
+        os.replace(tmp, target)
+    return checkpoints.load_checkpoint(target, device=p.device)
 
 
 # --------------------------------------------------------------------------------------------- eval
@@ -193,14 +224,14 @@ class GRPOTrainer:
                  group_advantages: Callable | None = None, grpo_loss: Callable | None = None,
                  kl_k3: Callable | None = None, completion_mask_fn: Callable | None = None,
                  prompt_source: Callable[[int, int], list[str]] | None = None):
-        from rlprep.tinyworld import get_task, load_policy
+        from rlprep.tinyworld import get_task
 
         self.config = config
         self.profile = get_profile(config.profile)
         self.device = resolve_device(config.device, self.profile)
         seed_everything(config.seed)
         if policy is None:
-            policy, tokenizer = load_policy("arithmetic", self.profile)
+            policy, tokenizer = load_warm_start(self.profile, config.sft_steps)
         if tokenizer is None:
             raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
         self.policy = policy.to(self.device).train()
@@ -450,11 +481,11 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
     """
     if cause not in ZERO_LOSS_CAUSES:
         raise ValueError(f"cause must be one of {ZERO_LOSS_CAUSES}, got {cause!r}")
-    from rlprep.tinyworld import get_task, load_policy
+    from rlprep.tinyworld import get_task
 
     base = config or GRPOConfig.for_profile()
     if policy is None:
-        policy, tokenizer = load_policy("arithmetic", base.profile)
+        policy, tokenizer = load_warm_start(base.profile, base.sft_steps)
     task = task or get_task("arithmetic")
     saved = {k: v.detach().clone() for k, v in policy.state_dict().items()}
     was_training = policy.training

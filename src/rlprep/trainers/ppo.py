@@ -38,7 +38,7 @@ from torch import nn
 
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, get_profile
-from rlprep.trainers.sequences import (autocast, completion_logprobs, encode_pairs, frozen_copy,
+from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy,
                                        position_ids_from_mask, reference, resolve_device, seed_everything)
 
 

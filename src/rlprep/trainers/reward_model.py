@@ -42,6 +42,8 @@ class RewardModel(nn.Module):
         self.trunk = trunk
         self.head = nn.Linear(hidden_size, 1)
         self.max_length: int | None = getattr(getattr(trunk, "config", None), "n_positions", None)
+        self.meta: dict = {}
+        """Summary of the run that trained it (filled by :func:`load_reward_model`)."""
         nn.init.normal_(self.head.weight, std=1.0 / math.sqrt(hidden_size + 1))
         nn.init.zeros_(self.head.bias)
 
@@ -207,7 +209,8 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
               history=history, start_step=1)
     if "eval/accuracy" not in history[-1]:
         history[-1].update(evaluate_reward_model(rm, tokenizer, task, eval_pairs))
-    history.meta.update({"accuracy": history[-1]["eval/accuracy"], "pearson_gold": history[-1]["eval/pearson_gold"],
+    history.meta.update({"loss_first": history[1]["loss/bt"] if len(history) > 1 else float("nan"),
+                         "accuracy": history[-1]["eval/accuracy"], "pearson_gold": history[-1]["eval/pearson_gold"],
                          "accuracy_start": history[0]["eval/accuracy"], "wall_s": time.perf_counter() - t0})
     rm.eval()
     return rm, history
@@ -217,7 +220,8 @@ def load_reward_model(profile: str | Profile | None = None, *, policy=None, toke
                       config: RewardModelConfig | None = None, retrain: bool = False) -> RewardModel:
     """The reference-trained reward model for ``profile``, trained once and cached in ``cache_dir()``.
 
-    The cache key hashes the config, so a different budget trains (and caches) a different model.
+    The cache key hashes the config, so a different budget trains (and caches) a different model. The returned
+    model carries ``rm.meta``: the training run's summary (held-out accuracy, Pearson r with gold, ...).
     """
     from rlprep.paths import cache_dir
     from rlprep.tinyworld import load_policy
@@ -231,9 +235,12 @@ def load_reward_model(profile: str | Profile | None = None, *, policy=None, toke
     device = resolve_device(config.device, p)
     if path.exists() and not retrain:
         rm = RewardModel.from_policy(policy)
-        rm.load_state_dict(torch.load(path, map_location="cpu")["model"])
+        saved = torch.load(path, map_location="cpu")
+        rm.load_state_dict(saved["model"])
+        rm.meta = saved.get("meta", {})
         return rm.to(device).eval()
     rm, history = train_reward_model(config, policy=policy, tokenizer=tokenizer, live=False)
+    rm.meta = history.meta
     if not history.interrupted:
         import io
 

@@ -243,7 +243,8 @@ def test_lab04_demos_run_in_smoke(monkeypatch):
 def test_lab05_demos_run_in_smoke(monkeypatch):
     ns, figures = _run_demos("lab05_grpo", monkeypatch)
     verdicts = {cause: verdict for cause, (_, verdict) in ns["zero_loss"].items()}
-    assert verdicts == ns["EXPECTED"]
+    assert set(verdicts) == set(ns["EXPECTED"]) and all(verdicts[c] in ns["EXPECTED"][c] for c in verdicts)
+    assert verdicts["all_truncated"] == "no_valid_tokens"  # the full smoke SFT always answers: nothing survives
     stats = {cause: s for cause, (s, _) in ns["zero_loss"].items()}
     assert abs(stats["on_policy"]["loss"]) < 1e-6 and stats["on_policy"]["grad_norm"] > 0  # zero loss, live gradient
     assert stats["too_easy"]["frac_zero_std_groups"] == 1 and stats["mask_bug"]["frac_valid_tokens"] == 0

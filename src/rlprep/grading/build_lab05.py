@@ -334,13 +334,15 @@ def cells():
               every advantage is 0 and so is the gradient. Fix: harder/easier prompts (a curriculum), or DAPO's
               dynamic sampling.
             * `all_truncated`: `max_new_tokens = 1` with truncated completions masked: `frac_valid_tokens = 0`.
-              Fix: a longer budget (or do not mask truncated completions).
+              Fix: a longer budget (or do not mask truncated completions). A weak warm start sometimes emits eos
+              as its very first token (an empty, wrong answer that is not truncated), so a few tokens stay valid;
+              then every group is all wrong and, by the decision order, the diagnosis is `zero_advantage`.
             * `mask_bug`: a planted bug that inverts the truncation filter, so every completion that ended properly
               is dropped: again `frac_valid_tokens = 0`. Fix the mask (compare TRL issue #6369, fixed in #6439).
             """),
         A.demo("demo-zero-loss", """
-            EXPECTED = {"on_policy": "expected", "too_easy": "zero_advantage", "too_hard": "zero_advantage",
-                        "all_truncated": "no_valid_tokens", "mask_bug": "no_valid_tokens"}
+            EXPECTED = {"on_policy": {"expected"}, "too_easy": {"zero_advantage"}, "too_hard": {"zero_advantage"},
+                        "all_truncated": {"no_valid_tokens", "zero_advantage"}, "mask_bug": {"no_valid_tokens"}}
             header = f"{'cause':<14}{'loss':>9}{'grad_norm':>11}{'zero_std':>10}{'valid':>8}{'clip':>7}  diagnosis"
             print(header)
             zero_loss = {}  # cause -> (logged stats, your diagnosis)
@@ -353,7 +355,7 @@ def cells():
                         continue
                     verdict = diagnose_zero_loss(stats)
                     zero_loss[cause] = (stats, verdict)
-                    mark = "ok" if verdict == EXPECTED[cause] else f"<- expected {EXPECTED[cause]}"
+                    mark = "ok" if verdict in EXPECTED[cause] else f"<- expected {' or '.join(sorted(EXPECTED[cause]))}"
                     print(f"{cause:<14}{stats['loss']:>9.2g}{stats['grad_norm']:>11.3g}"
                           f"{stats['frac_zero_std_groups']:>10.2f}{stats['frac_valid_tokens']:>8.2f}"
                           f"{stats['clip_frac']:>7.2f}  {verdict} {mark}")

@@ -2,5 +2,6 @@
 
 Each module holds code a notebook would otherwise define inline, so that it is tested here, e.g.
 ``kl_estimators`` (01, G05), ``gae_nstep`` (02), ``ppo_toy`` (03), ``importance`` (04), ``dpo`` (05),
-``grpo`` (06), ``code_reward`` and ``best_of_n`` (08), ``stale_rollouts`` (lab06), ``image_diff_scenes`` (lab08).
+``grpo`` (06 and lab05), ``code_reward`` and ``best_of_n`` (08), ``stale_rollouts`` (lab06),
+``image_diff_scenes`` (lab08).
 """

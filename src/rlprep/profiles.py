@@ -40,10 +40,10 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    "smoke": Profile("smoke", n_layer=2, n_embd=96, n_head=4, n_positions=64,
-                     sft_steps=300, sft_batch=128, sft_lr=3e-3, device="cpu", scale=0.1),
-    "cpu": Profile("cpu", n_layer=3, n_embd=128, n_head=4, n_positions=64,
-                   sft_steps=700, sft_batch=256, sft_lr=3e-3, device="cpu", scale=1.0),
+    "smoke": Profile("smoke", n_layer=2, n_embd=96, n_head=4, n_positions=128,
+                     sft_steps=400, sft_batch=128, sft_lr=5e-3, device="cpu", scale=0.1),
+    "cpu": Profile("cpu", n_layer=3, n_embd=128, n_head=4, n_positions=128,
+                   sft_steps=700, sft_batch=256, sft_lr=5e-3, device="cpu", scale=1.0),
     "gpu": Profile("gpu", n_layer=6, n_embd=384, n_head=6, n_positions=128,
                    sft_steps=1500, sft_batch=256, sft_lr=1e-3, device="cuda", scale=4.0),
 }

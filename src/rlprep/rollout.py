@@ -1,0 +1,172 @@
+"""Sampling completions and scoring them: the two operations every RL-for-LLM loop is built from.
+
+* :func:`generate` samples a batch of completions with the KV cache and records, for each sampled token,
+  its log-probability under the distribution it was drawn from (the "old" log-probs of PPO/GRPO).
+* :func:`token_logprobs` re-scores given sequences with teacher forcing (the "new" log-probs, with grad).
+
+Conventions: prompts are **left-padded** to a common length P, so completions start at the same column.
+GPT-2 has learned absolute positions, and a plain forward pass numbers positions 0..L-1 including the pad
+columns, which shifts every real token of a padded row. Both functions therefore pass
+``position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)`` so each row's first real token is at 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class Rollout:
+    """A batch of B sampled completions (C = longest completion, ``max_new_tokens`` at most)."""
+
+    input_ids: torch.Tensor
+    """[B, P+C] long: left-padded prompts, then completions (pad after a row's eos)."""
+    attention_mask: torch.Tensor
+    """[B, P+C] long: 1 on real prompt tokens and on completion tokens up to and including eos."""
+    prompt_len: int
+    """P, the padded prompt length: completions are ``input_ids[:, P:]``."""
+    completion_ids: torch.Tensor
+    """[B, C] long: sampled tokens (pad after eos)."""
+    completion_mask: torch.Tensor
+    """[B, C] long: 1 from the first completion token up to and including eos, 0 after."""
+    logprobs: torch.Tensor
+    """[B, C] float32: log-prob of each sampled token under the sampling distribution, 0 where masked."""
+    texts: list[str]
+    """B decoded completions, without eos or pad."""
+    prompts: list[str]
+    """The B prompts as given."""
+
+
+def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
+    """[B, L] -> [B, L]: each row's real tokens numbered 0, 1, ... (pad columns get 0)."""
+    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+
+
+def _left_pad(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    rows = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+    for i, row in enumerate(rows):
+        if not row:
+            raise ValueError(f"prompt {i} is empty: every prompt needs at least one token")
+    width = max(len(r) for r in rows)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], dtype=torch.long)  # (B, P)
+    attention_mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], dtype=torch.long)
+    return input_ids, attention_mask
+
+
+@torch.no_grad()
+def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperature: float = 1.0,
+             seed: int | None = None) -> Rollout:
+    """Sample one completion per prompt, batched, with the KV cache; stop each row at eos.
+
+    Args:
+        model: a causal LM (``GPT2LMHeadModel``); its mode is left as is (use eval mode for sampling).
+        tokenizer: its tokenizer; prompts are tokenized without special tokens and left-padded here,
+            whatever the tokenizer's ``padding_side``.
+        prompts: B non-empty strings.
+        max_new_tokens: the most tokens sampled per row (C <= max_new_tokens).
+        temperature: > 0 samples from softmax(logits / temperature); 0 decodes greedily, and the
+            recorded log-probs are then those of the untempered model (softmax(logits)).
+        seed: seeds the ``torch.Generator`` that draws the tokens (None: a fresh random seed).
+
+    Returns:
+        :class:`Rollout` with ``logprobs[b, t] = log softmax(logits / temperature)[sampled token]``.
+    """
+    if not prompts:
+        raise ValueError("prompts is empty: pass at least one prompt")
+    if isinstance(prompts, str):
+        raise ValueError("prompts must be a list of strings, not one string: wrap it as [prompt]")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    if temperature < 0 or temperature != temperature:
+        raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
+    input_ids, prompt_mask = _left_pad(tokenizer, prompts)
+    batch, prompt_len = input_ids.shape
+    n_positions = getattr(model.config, "n_positions", None) or getattr(model.config, "max_position_embeddings", None)
+    if n_positions is not None and prompt_len + max_new_tokens > n_positions:
+        raise ValueError(
+            f"longest prompt ({prompt_len} tokens) + max_new_tokens ({max_new_tokens}) exceeds the model's "
+            f"n_positions={n_positions}: shorten the prompts or lower max_new_tokens")
+    device = next(model.parameters()).device
+    input_ids, prompt_mask = input_ids.to(device), prompt_mask.to(device)
+    eos = tokenizer.eos_token_id
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    generator = torch.Generator(device=device)
+    if seed is None:
+        generator.seed()
+    else:
+        generator.manual_seed(seed)
+
+    attention_mask = prompt_mask
+    step_ids = input_ids  # what the next forward consumes: the whole prompt first, then one token
+    past = None
+    alive = torch.ones(batch, dtype=torch.bool, device=device)  # (B,) rows that have not emitted eos
+    tokens, logps, masks = [], [], []
+    for _ in range(max_new_tokens):
+        position_ids = position_ids_from_mask(attention_mask)[:, -step_ids.shape[1]:]  # (B, step)
+        out = model(input_ids=step_ids, attention_mask=attention_mask, position_ids=position_ids,
+                    cache=past, use_cache=True, logits_to_keep=1)
+        past = out.cache  # the KV cache (transformers 5 names it `cache`, formerly `past_key_values`)
+        logits = out.logits[:, -1, :].float()  # (B, V)
+        if temperature == 0:
+            logp_all = F.log_softmax(logits, dim=-1)
+            token = logp_all.argmax(-1)  # (B,)
+        else:
+            logp_all = F.log_softmax(logits / temperature, dim=-1)
+            token = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)  # (B,)
+        logp = logp_all.gather(-1, token[:, None]).squeeze(-1)  # (B,)
+        token = torch.where(alive, token, torch.full_like(token, pad))
+        tokens.append(token)
+        logps.append(torch.where(alive, logp, torch.zeros_like(logp)))
+        masks.append(alive.long())
+        alive = alive & (token != eos)
+        attention_mask = torch.cat([attention_mask, masks[-1][:, None]], dim=1)  # (B, L+1)
+        step_ids = token[:, None]  # (B, 1)
+        if not alive.any():
+            break
+
+    completion_ids = torch.stack(tokens, dim=1)  # (B, C)
+    completion_mask = torch.stack(masks, dim=1)  # (B, C)
+    texts = []
+    for row, mask in zip(completion_ids.tolist(), completion_mask.tolist()):
+        kept = [t for t, m in zip(row, mask) if m and t != eos]
+        texts.append(tokenizer.decode(kept, skip_special_tokens=True))
+    return Rollout(
+        input_ids=torch.cat([input_ids, completion_ids], dim=1),
+        attention_mask=torch.cat([prompt_mask, completion_mask], dim=1),
+        prompt_len=prompt_len,
+        completion_ids=completion_ids,
+        completion_mask=completion_mask,
+        logprobs=torch.stack(logps, dim=1),
+        texts=texts,
+        prompts=list(prompts),
+    )
+
+
+def token_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Teacher-forced log-probs: ``out[b, t] = log p(input_ids[b, t+1] | input_ids[b, :t+1])``.
+
+    Args:
+        input_ids: [B, L] long, rows left-padded (or not padded).
+        attention_mask: [B, L], 1 on real tokens.
+
+    Returns:
+        [B, L-1] float32, differentiable w.r.t. the model (no ``no_grad`` here). Entries whose target
+        token is padding are meaningless: mask them (e.g. with ``attention_mask[:, 1:]`` or a
+        completion mask). Position ids come from the attention mask, so a left-padded row scores exactly
+        as it would unpadded.
+    """
+    if input_ids.dim() != 2 or input_ids.shape != attention_mask.shape:
+        raise ValueError(f"input_ids and attention_mask must both be [B, L], got {tuple(input_ids.shape)} "
+                         f"and {tuple(attention_mask.shape)}")
+    if input_ids.shape[1] < 2:
+        raise ValueError("need sequences of at least 2 tokens to score a next token")
+    out = model(input_ids=input_ids, attention_mask=attention_mask,
+                position_ids=position_ids_from_mask(attention_mask), use_cache=False)
+    logits = out.logits[:, :-1, :].float()  # (B, L-1, V)
+    targets = input_ids[:, 1:]  # (B, L-1)
+    picked = logits.gather(-1, targets[..., None]).squeeze(-1)  # (B, L-1)
+    return picked - torch.logsumexp(logits, dim=-1)

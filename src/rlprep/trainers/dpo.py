@@ -1,0 +1,295 @@
+"""DPO on the reviews preference pairs, in plain PyTorch, with the graded functions injectable, and a β sweep.
+
+DPO (Rafailov et al. 2023, arXiv 2305.18290, Eq. 7):
+``L = −log σ(β·[(log π(y_w|x) − log π_ref(y_w|x)) − (log π(y_l|x) − log π_ref(y_l|x))])``.
+
+One step: encode a batch of (prompt, chosen) and (prompt, rejected) rows together, one policy forward gives
+``sequence_logprobs`` for both; the reference log-probs come from a frozen copy of the SFT policy and are
+computed **once per pair** (cached by pair index, so later epochs reuse them: no redundant reference forwards).
+
+Logged per step: ``loss/dpo``, ``rewards/accuracy`` (how often the implicit reward β·log π/π_ref ranks the
+chosen above the rejected), ``rewards/margin``, ``logps/chosen``, ``logps/rejected``; every ``eval_every``
+steps, on completions **sampled from the policy** for held-out prompts: ``stats/kl`` (KL(π‖π_ref) per
+sequence, the mean of Σ_t log π/π_ref over samples) and ``reward/gold``.
+
+:func:`beta_sweep` trains one fresh copy of the SFT policy per β and returns the (KL, gold reward) frontier.
+
+Run: ``python -m rlprep.trainers.dpo --profile cpu [--sweep]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import asdict, dataclass, replace
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from rlprep.live import History, run_steps
+from rlprep.profiles import Profile, get_profile
+from rlprep.trainers.sequences import (completion_logprobs, encode_pairs, forward_logits, frozen_copy, reference,
+                                       resolve_device, seed_everything)
+
+SWEEP_BETAS = (0.01, 0.05, 0.1, 0.5, 1.0)
+
+
+@dataclass
+class DPOConfig:
+    """Budget and knobs of one DPO run. ``DPOConfig.for_profile("cpu")`` gives the lab's defaults."""
+
+    profile: str = "smoke"
+    """Profile of the reviews SFT policy."""
+    steps: int = 20
+    """Optimizer steps."""
+    batch_size: int = 32
+    """Preference pairs per step."""
+    lr: float = 1e-4
+    """AdamW learning rate (constant)."""
+    beta: float = 0.1
+    """DPO temperature β: larger keeps the policy closer to the reference (0.1 in the DPO paper's dialogue runs)."""
+    n_train_pairs: int = 1000
+    """Training pairs from ``preference_pairs(split="train")``, cycled."""
+    eval_every: int = 10
+    """Sample-based evaluation (KL to the reference, gold reward) every this many steps and at the end."""
+    eval_prompts: int = 64
+    """Held-out prompts sampled at each evaluation."""
+    max_new_tokens: int = 32
+    """Completion budget of the evaluation samples."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping threshold."""
+    seed: int = 0
+    """Seeds data order, sampling and torch."""
+    device: str | None = None
+    """torch device; None takes the profile's."""
+    run_dir: str | None = None
+    """Folder for checkpoint/history/plot; None writes only on interrupt."""
+    plot_keys: tuple[str, ...] = ("loss/dpo", "rewards/accuracy", "logps/chosen", "logps/rejected", "stats/kl",
+                                  "reward/gold")
+    """Metrics on the live plot."""
+    plot_every: int = 10
+    """Redraw the live plot every this many steps."""
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
+            (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
+            (self.lr > 0, f"lr must be > 0, got {self.lr}"),
+            (self.beta > 0, f"beta must be > 0 (it divides the implicit reward), got {self.beta}"),
+            (self.n_train_pairs >= self.batch_size,
+             f"n_train_pairs ({self.n_train_pairs}) must be >= batch_size ({self.batch_size})"),
+            (self.eval_every >= 1, f"eval_every must be >= 1, got {self.eval_every}"),
+            (self.eval_prompts >= 2, f"eval_prompts must be >= 2 (for a standard error), got {self.eval_prompts}"),
+            (self.max_new_tokens >= 1, f"max_new_tokens must be >= 1, got {self.max_new_tokens}"),
+            (self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}"),
+            (self.plot_every >= 1, f"plot_every must be >= 1, got {self.plot_every}"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(f"DPOConfig: {message}")
+
+    @classmethod
+    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "DPOConfig":
+        """smoke: seconds; cpu: one β in about a minute (the 5-β sweep within the lab's 10 min); gpu: longer."""
+        p = profile if isinstance(profile, Profile) else get_profile(profile)
+        if p.name == "smoke":
+            base = dict(steps=12, batch_size=16, lr=3e-4, n_train_pairs=192, eval_every=6, eval_prompts=32)
+        elif p.name == "cpu":
+            base = dict(steps=80, batch_size=32, lr=1e-4, n_train_pairs=2560, eval_every=20, eval_prompts=96)
+        else:
+            base = dict(steps=int(100 * p.scale), batch_size=64, lr=5e-5, n_train_pairs=25600, eval_every=50,
+                        eval_prompts=512)
+        base.setdefault("max_new_tokens", min(48, p.n_positions - 24))  # prompt <= 21 chars + completion
+        base.update(overrides)
+        return cls(profile=p.name, **base)
+
+
+class DPOTrainer:
+    """Policy, frozen reference, optimizer, cached reference log-probs and the injected functions."""
+
+    def __init__(self, config: DPOConfig, policy=None, tokenizer=None, task=None, *,
+                 sequence_logprobs: Callable | None = None, dpo_loss: Callable | None = None):
+        from rlprep.tinyworld import get_task, load_policy
+
+        self.config = config
+        self.profile = get_profile(config.profile)
+        self.device = resolve_device(config.device, self.profile)
+        seed_everything(config.seed)
+        if policy is None:
+            policy, tokenizer = load_policy("reviews", self.profile)
+        if tokenizer is None:
+            raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
+        self.policy = policy.to(self.device).train()
+        self.tokenizer = tokenizer
+        self.task = task if task is not None else get_task("reviews")
+        self.reference = frozen_copy(self.policy)
+        self.sequence_logprobs = sequence_logprobs or reference("dpo", "sequence_logprobs")
+        self.dpo_loss = dpo_loss or reference("dpo", "dpo_loss")
+        self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)
+        self.pairs = self.task.preference_pairs(config.n_train_pairs, split="train", seed=config.seed)
+        self.order = np.random.default_rng(config.seed).permutation(len(self.pairs))
+        self.ref_cache: dict[int, tuple[float, float]] = {}
+        self.eval_prompts = [ex.prompt if hasattr(ex, "prompt") else ex
+                             for ex in self.task.sample(config.eval_prompts, split="test", seed=config.seed + 1)]
+        self.ref_forwards = 0  # rows the reference has scored (tests check there is no redundancy)
+
+    def _logps(self, model, input_ids, attention_mask, completion_mask) -> torch.Tensor:
+        """``sequence_logprobs`` ``[2B]`` of the completion (+ eos) tokens of each row."""
+        n_last = int(completion_mask.sum(-1).max())  # completions sit at the right end (left padding)
+        logits = forward_logits(model, input_ids, attention_mask, n_last)  # (2B, C, V)
+        labels = input_ids[:, -n_last:]  # (2B, C)
+        mask = completion_mask[:, -n_last:]  # (2B, C)
+        return self.sequence_logprobs(logits, labels, mask)
+
+    def step(self, step: int) -> dict[str, float]:
+        cfg = self.config
+        start = (step * cfg.batch_size) % len(self.order)
+        idx = np.take(self.order, range(start, start + cfg.batch_size), mode="wrap").tolist()
+        batch = [self.pairs[i] for i in idx]
+        B = len(batch)
+        prompts = [p.prompt for p in batch] * 2
+        completions = [p.chosen for p in batch] + [p.rejected for p in batch]
+        ids, attn, comp = encode_pairs(self.tokenizer, prompts, completions, self.device,
+                                       max_length=self.policy.config.n_positions)  # (2B, L) each
+        missing = [k for k, i in enumerate(idx) if i not in self.ref_cache]
+        if missing:  # reference log-probs: once per pair, ever
+            rows = missing + [B + k for k in missing]  # chosen rows, then their rejected rows
+            with torch.no_grad():
+                ref = self._logps(self.reference, ids[rows], attn[rows], comp[rows]).float().cpu()  # (2m,)
+            self.ref_forwards += len(rows)
+            for j, k in enumerate(missing):
+                self.ref_cache[idx[k]] = (float(ref[j]), float(ref[len(missing) + j]))
+        ref_c = torch.tensor([self.ref_cache[i][0] for i in idx], device=self.device)  # (B,)
+        ref_r = torch.tensor([self.ref_cache[i][1] for i in idx], device=self.device)  # (B,)
+        logps = self._logps(self.policy, ids, attn, comp)  # (2B,)
+        pi_c, pi_r = logps[:B], logps[B:]  # (B,), (B,)
+        loss = self.dpo_loss(pi_c, pi_r, ref_c, ref_r, beta=cfg.beta)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm))
+        self.optimizer.step()
+        with torch.no_grad():
+            reward_c = cfg.beta * (pi_c.detach() - ref_c)  # (B,) implicit rewards
+            reward_r = cfg.beta * (pi_r.detach() - ref_r)
+            return {"loss/dpo": float(loss.detach()),
+                    "rewards/accuracy": float((reward_c > reward_r).float().mean()),
+                    "rewards/margin": float((reward_c - reward_r).mean()),
+                    "rewards/chosen": float(reward_c.mean()), "rewards/rejected": float(reward_r.mean()),
+                    "logps/chosen": float(pi_c.detach().mean()), "logps/rejected": float(pi_r.detach().mean()),
+                    "stats/grad_norm": grad_norm}
+
+    @torch.no_grad()
+    def evaluate(self, seed: int = 0) -> dict[str, float]:
+        """Sample one completion per held-out prompt: ``stats/kl`` = mean over samples of Σ_t log π/π_ref (an
+        unbiased estimate of the sequence KL(π‖π_ref), Schulman 2020 k1), and the gold reward of the samples."""
+        from rlprep.rollout import generate
+
+        self.policy.eval()
+        out = generate(self.policy, self.tokenizer, self.eval_prompts, max_new_tokens=self.config.max_new_tokens,
+                       temperature=1.0, seed=self.config.seed * 7919 + seed)
+        self.policy.train()
+        C = out.completion_ids.shape[1]
+        ids, attn = out.input_ids.to(self.device), out.attention_mask.to(self.device)
+        mask = out.completion_mask.to(self.device).float()  # (B, C)
+        logp = completion_logprobs(self.policy, ids, attn, C)  # (B, C)
+        ref_logp = completion_logprobs(self.reference, ids, attn, C)  # (B, C)
+        kl_seq = ((logp - ref_logp) * mask).sum(-1)  # (B,)
+        gold = torch.tensor([self.task.gold_score(p, t) for p, t in zip(out.prompts, out.texts)])
+        n = len(gold)
+        return {"stats/kl": float(kl_seq.mean()), "stats/kl_se": float(kl_seq.std() / math.sqrt(n)),
+                "reward/gold": float(gold.mean()), "reward/gold_se": float(gold.std() / math.sqrt(n)),
+                "stats/completion_len": float(mask.sum(-1).mean())}
+
+
+def train_dpo(config: DPOConfig | None = None, *, policy=None, tokenizer=None, task=None,
+              sequence_logprobs: Callable | None = None, dpo_loss: Callable | None = None,
+              callbacks: Sequence[Callable] = (), live: bool | None = None) -> History:
+    """Train ``policy`` (default: the reviews SFT policy of the config's profile) with DPO, in place.
+
+    ``sequence_logprobs`` and ``dpo_loss`` default to the references in ``rlprep.algos.dpo``. The history's
+    first row (step 0) holds the evaluation of the SFT start; ``meta`` holds the final ``kl`` and ``gold``.
+    """
+    config = config or DPOConfig.for_profile()
+    trainer = DPOTrainer(config, policy, tokenizer, task, sequence_logprobs=sequence_logprobs, dpo_loss=dpo_loss)
+    history = History(meta={"config": asdict(config), "trainer": "dpo"})
+    t0 = time.perf_counter()
+    history.append({"step": 0, **trainer.evaluate(seed=0)})
+
+    def step_fn(step: int) -> dict:
+        metrics = trainer.step(step - 1)
+        if step % config.eval_every == 0 or step == config.steps:
+            metrics.update(trainer.evaluate(seed=step))
+        return metrics
+
+    run_steps(step_fn, config.steps, model=trainer.policy, run_dir=config.run_dir, plot_keys=config.plot_keys,
+              plot_every=config.plot_every, callbacks=callbacks, desc=f"dpo beta={config.beta:g}", live=live,
+              history=history, start_step=1)
+    if "stats/kl" not in history[-1]:
+        history[-1].update(trainer.evaluate(seed=len(history)))
+    last = history[-1]
+    history.meta.update({"kl": last["stats/kl"], "kl_se": last["stats/kl_se"], "gold": last["reward/gold"],
+                         "gold_se": last["reward/gold_se"], "gold_start": history[0]["reward/gold"],
+                         "ref_forwards": trainer.ref_forwards, "wall_s": time.perf_counter() - t0})
+    history.trainer = trainer
+    return history
+
+
+def beta_sweep(betas: Sequence[float] = SWEEP_BETAS, config: DPOConfig | None = None, *, policy=None,
+               tokenizer=None, task=None, sequence_logprobs: Callable | None = None,
+               dpo_loss: Callable | None = None, live: bool | None = False) -> list[dict]:
+    """Train a fresh copy of the SFT policy for each β; returns one row per β with the final ``kl``, ``gold``,
+    their standard errors, the last implicit-reward accuracy and the history (for curves).
+
+    Expectation (DPO paper Sec. 4 and Fig. 2): KL(π‖π_ref) falls as β grows.
+    """
+    import copy
+
+    from rlprep.tinyworld import load_policy
+
+    config = config or DPOConfig.for_profile()
+    if policy is None:
+        policy, tokenizer = load_policy("reviews", config.profile)
+    rows = []
+    for beta in betas:
+        history = train_dpo(replace(config, beta=float(beta)), policy=copy.deepcopy(policy), tokenizer=tokenizer,
+                            task=task, sequence_logprobs=sequence_logprobs, dpo_loss=dpo_loss, live=live)
+        accuracy = history.last("rewards/accuracy")
+        rows.append({"beta": float(beta), **{k: history.meta[k] for k in ("kl", "kl_se", "gold", "gold_se")},
+                     "gold_start": history.meta["gold_start"], "rewards/accuracy": accuracy,
+                     "interrupted": history.interrupted, "history": history})
+        if history.interrupted:
+            break
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="DPO on the reviews pairs (reference functions).")
+    parser.add_argument("--profile", default=None)
+    parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--beta", type=float, default=None)
+    parser.add_argument("--sweep", action="store_true", help=f"run the β sweep {SWEEP_BETAS}")
+    args = parser.parse_args(argv)
+    overrides = {k: v for k, v in (("steps", args.steps), ("beta", args.beta)) if v is not None}
+    config = DPOConfig.for_profile(args.profile, **overrides)
+    t0 = time.perf_counter()
+    if args.sweep:
+        rows = beta_sweep(config=config)
+        for r in rows:
+            print(f"beta={r['beta']:<5g} KL {r['kl']:7.3f} ± {r['kl_se']:.3f} nats  gold {r['gold']:+.3f} "
+                  f"± {r['gold_se']:.3f} (SFT {r['gold_start']:+.3f})  implicit acc {r['rewards/accuracy']:.2f}")
+        kls = [r["kl"] for r in rows]
+        print(f"KL falls as beta grows: {all(a >= b for a, b in zip(kls, kls[1:]))}; "
+              f"{time.perf_counter() - t0:.0f} s")
+    else:
+        h = train_dpo(config, live=False)
+        m = h.meta
+        print(f"beta={config.beta:g} loss {h[1]['loss/dpo']:.4f} -> {h.last('loss/dpo'):.4f}, implicit acc "
+              f"{h.last('rewards/accuracy'):.2f}, KL {m['kl']:.3f} nats, gold {m['gold_start']:+.3f} -> "
+              f"{m['gold']:+.3f} ± {m['gold_se']:.3f}, {m['wall_s']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""Sequence plumbing shared by the trainers: encoding prompt+completion batches, forward passes over
+left-padded rows, per-token log-probs and entropy, devices and bf16 autocast.
+
+Conventions (same as :mod:`rlprep.rollout`): rows are **left-padded**, so every forward pass passes
+``position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)`` (GPT-2 scores left-padded rows wrongly
+otherwise; see the toolchain notes). Completion tensors are ``[B, C]``: the last C positions of the row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import random
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def reference(module: str, name: str) -> Callable:
+    """The reference implementation ``rlprep.algos.<module>.<name>`` (imported on first use)."""
+    return getattr(importlib.import_module(f"rlprep.algos.{module}"), name)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed python, numpy and torch (CPU and CUDA)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def autocast(device: torch.device | str):
+    """bf16 autocast on CUDA; a no-op context elsewhere (CPU bf16 is slower than fp32 at this size)."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
+    """``[B, L]`` positions counted from each row's first real token (left padding gets 0)."""
+    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+
+
+def forward_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, n_last: int | None = None):
+    """Logits ``[B, n_last, V]`` (float32) predicting tokens ``L-n_last+1 .. L`` of each row, i.e. the logits at
+    positions ``L-n_last-1 .. L-2``, aligned with the last ``n_last`` tokens as labels.
+
+    With ``n_last=None`` every next-token logit is returned: ``[B, L-1, V]``.
+    """
+    L = input_ids.shape[1]
+    n_last = L - 1 if n_last is None else n_last
+    if not 0 < n_last < L:
+        raise ValueError(f"n_last must be in 1..{L - 1} for sequences of length {L}, got {n_last}")
+    with autocast(input_ids.device):
+        out = model(input_ids=input_ids, attention_mask=attention_mask,
+                    position_ids=position_ids_from_mask(attention_mask), logits_to_keep=n_last + 1)
+    logits = out.logits[:, :-1].float()  # (B, n_last, V): position t predicts token t+1
+    return logits
+
+
+def logprobs_and_entropy(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token ``log p(label)`` and entropy of the predictive distribution, both ``[B, T]``.
+
+    logits: ``[B, T, V]`` aligned with labels ``[B, T]``.
+    """
+    logp_all = F.log_softmax(logits, dim=-1)  # (B, T, V)
+    logp = logp_all.gather(-1, labels.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    entropy = -(logp_all.exp() * logp_all).sum(-1)  # (B, T)
+    return logp, entropy
+
+
+def completion_logprobs(model, input_ids, attention_mask, n_completion: int, with_entropy: bool = False):
+    """Log-probs ``[B, C]`` of the last ``C = n_completion`` tokens of each row (and entropy ``[B, C]``)."""
+    logits = forward_logits(model, input_ids, attention_mask, n_completion)  # (B, C, V)
+    logp, entropy = logprobs_and_entropy(logits, input_ids[:, -n_completion:])
+    return (logp, entropy) if with_entropy else logp
+
+
+def encode_pairs(tokenizer, prompts: list[str], completions: list[str], device, add_eos: bool = True,
+                 max_length: int | None = None):
+    """Tokenize ``prompt + completion (+ eos)`` rows, left-padded to a common length.
+
+    ``max_length`` (e.g. the model's ``n_positions``) cuts over-long completions on the right (the eos goes too):
+    the model cannot score a token beyond its last position.
+
+    Returns:
+        input_ids: ``[B, L]``; attention_mask: ``[B, L]`` (0 on left padding);
+        completion_mask: ``[B, L]``, 1 on completion tokens and the eos, 0 on prompt and padding.
+    """
+    if len(prompts) != len(completions):
+        raise ValueError(f"got {len(prompts)} prompts but {len(completions)} completions; pass one per prompt")
+    eos = tokenizer.eos_token_id
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    rows, comp_lens = [], []
+    for prompt, completion in zip(prompts, completions):
+        p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        c = tokenizer(completion, add_special_tokens=False)["input_ids"] + ([eos] if add_eos else [])
+        if max_length is not None and len(p) + len(c) > max_length:
+            if len(p) >= max_length:
+                raise ValueError(f"a prompt of {len(p)} tokens leaves no room for a completion within "
+                                 f"max_length={max_length}; shorten the prompt")
+            c = c[:max_length - len(p)]
+        rows.append(p + c)
+        comp_lens.append(len(c))
+    L = max(len(r) for r in rows)
+    B = len(rows)
+    input_ids = torch.full((B, L), pad, dtype=torch.long)
+    attention_mask = torch.zeros((B, L), dtype=torch.long)
+    completion_mask = torch.zeros((B, L), dtype=torch.long)
+    for i, (row, n_c) in enumerate(zip(rows, comp_lens)):
+        input_ids[i, L - len(row):] = torch.tensor(row)
+        attention_mask[i, L - len(row):] = 1
+        if n_c:
+            completion_mask[i, L - n_c:] = 1
+    return input_ids.to(device), attention_mask.to(device), completion_mask.to(device)
+
+
+def truncated_rows(completion_ids: torch.Tensor, completion_mask: torch.Tensor, eos_id: int) -> torch.Tensor:
+    """``[B]`` bool: rows whose completion never produced eos (cut at ``max_new_tokens``)."""
+    has_eos = ((completion_ids == eos_id) & completion_mask.bool()).any(dim=-1)
+    return ~has_eos
+
+
+def resolve_device(device: str | None, profile) -> torch.device:
+    """The config's device, else the profile's; a clear error when CUDA was asked for but is missing."""
+    name = device or profile.device
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} was asked for but torch sees no CUDA; use device='cpu'")
+    return torch.device(name)
+
+
+def frozen_copy(model):
+    """A frozen deep copy of ``model`` in eval mode (the reference policy)."""
+    import copy
+
+    ref = copy.deepcopy(model).eval()
+    for p in ref.parameters():
+        p.requires_grad_(False)
+    return ref

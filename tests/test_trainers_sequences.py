@@ -1,0 +1,67 @@
+"""rlprep.trainers.sequences: encoding and log-probs over left-padded rows, checked against rollout.token_logprobs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from rlprep.rollout import token_logprobs
+from rlprep.tinyworld import build_tokenizer
+from rlprep.trainers.sequences import completion_logprobs, encode_pairs, logprobs_and_entropy, truncated_rows
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    tokenizer = build_tokenizer()
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_positions=32, n_embd=32, n_layer=1, n_head=2,
+                                       resid_pdrop=0, embd_pdrop=0, attn_pdrop=0)).eval()
+    return model, tokenizer
+
+
+def test_encode_pairs_left_pads_and_masks_completion_plus_eos(tiny):
+    _, tok = tiny
+    ids, attn, comp = encode_pairs(tok, ["ab", "abcd"], ["x", "yz"], "cpu")
+    assert ids.shape == (2, 7)  # longest row: 4 + 2 + eos
+    assert attn.tolist() == [[0, 0, 0, 1, 1, 1, 1], [1] * 7]
+    assert comp.tolist() == [[0, 0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 1, 1, 1]]
+    assert ids[0, -1] == tok.eos_token_id and tok.decode(ids[1, 4:6]) == "yz"
+
+
+def test_encode_pairs_truncates_to_max_length_and_rejects_a_prompt_that_fills_it(tiny):
+    _, tok = tiny
+    ids, attn, comp = encode_pairs(tok, ["abc"], ["defgh"], "cpu", max_length=5)
+    assert ids.shape == (1, 5) and comp.sum() == 2 and tok.decode(ids[0]) == "abcde"
+    with pytest.raises(ValueError, match="shorten the prompt"):
+        encode_pairs(tok, ["abcdef"], ["x"], "cpu", max_length=5)
+    with pytest.raises(ValueError, match="one per prompt"):
+        encode_pairs(tok, ["a"], ["b", "c"], "cpu")
+
+
+def test_completion_logprobs_match_token_logprobs_on_left_padded_rows(tiny):
+    model, tok = tiny
+    ids, attn, comp = encode_pairs(tok, ["a", "abcdef"], ["xyz", "q"], "cpu")
+    C = 4
+    ours, entropy = completion_logprobs(model, ids, attn, C, with_entropy=True)  # (2, C)
+    oracle = token_logprobs(model, ids, attn)[:, -C:]  # (2, C)
+    valid = comp[:, -C:].bool()
+    torch.testing.assert_close(ours[valid], oracle[valid], atol=1e-5, rtol=1e-5)
+    # the padded row scores like the same row alone (position ids come from the mask)
+    alone_ids, alone_attn, _ = encode_pairs(tok, ["a"], ["xyz"], "cpu")
+    torch.testing.assert_close(ours[0], completion_logprobs(model, alone_ids, alone_attn, C)[0], atol=1e-5, rtol=1e-5)
+    assert entropy.shape == (2, C) and bool((entropy >= 0).all())
+    assert bool((entropy <= torch.log(torch.tensor(float(len(tok)))) + 1e-4).all())
+
+
+def test_logprobs_and_entropy_by_hand():
+    logits = torch.log(torch.tensor([[[0.5, 0.25, 0.25]]]))  # (1, 1, 3)
+    logp, entropy = logprobs_and_entropy(logits, torch.tensor([[1]]))
+    torch.testing.assert_close(logp, torch.log(torch.tensor([[0.25]])))
+    torch.testing.assert_close(entropy, torch.tensor([[1.5 * torch.log(torch.tensor(2.0)).item()]]))
+
+
+def test_truncated_rows():
+    ids = torch.tensor([[5, 1, 0], [5, 6, 7], [1, 0, 0]])
+    mask = torch.tensor([[1, 1, 0], [1, 1, 1], [1, 0, 0]])
+    assert truncated_rows(ids, mask, eos_id=1).tolist() == [False, True, False]

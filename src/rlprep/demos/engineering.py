@@ -7,6 +7,7 @@ only lays it out as a table, a widget and plots.
 from __future__ import annotations
 
 import math
+import textwrap
 
 from rlprep.memory import GB, training_memory
 
@@ -16,7 +17,7 @@ PANELS: tuple[tuple[str, str, str], ...] = (
     ("stats/kl", "KL to reference (nats/token, k3)",
      "grows slowly; exponential growth = learning rate too high or KL term off"),
     ("stats/entropy", "entropy (nats/token)",
-     "falls gently; a crash towards 0 = collapse, no exploration left"),
+     "falls gently; a crash to 0 = collapse (no exploration), a sharp rise = the policy turning noisy (lr)"),
     ("stats/clipfrac", "clip fraction",
      "a few %; > ~20-30% = updates too large for the trust region"),
     ("stats/grad_norm", "grad norm (pre-clip)",
@@ -102,14 +103,16 @@ def plot_dashboard(histories: dict, title: str, panels=PANELS, ncols: int = 3):
     import matplotlib.pyplot as plt
 
     nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.6 * nrows), squeeze=False)
     for ax, (key, label, warning) in zip(axes.flat, panels):
         for name, history in histories.items():
             steps, values = history.series(key)
             ax.plot(steps, values, marker=".", label=name)
-        ax.set_title(f"{label}\nwarning: {warning}", fontsize=8)
+        ax.set_title(label + "\n" + textwrap.fill(f"warning: {warning}", 58), fontsize=8)
         ax.set_xlabel("optimizer step")
         ax.set_ylabel(label, fontsize=8)
+        if "kl" in key:  # a blown-up run reaches 1e6 nats: a symlog axis keeps the healthy runs visible
+            ax.set_yscale("symlog", linthresh=1e-2)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     if len(histories) > 1:

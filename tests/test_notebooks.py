@@ -40,6 +40,8 @@ def test_executes_in_smoke_profile(path, tmp_path):
     env_backup = dict(os.environ)
     os.environ["RLPREP_PROFILE"] = "smoke"
     os.environ["RLPREP_HOME"] = str(tmp_path / "home")
+    # The kernel starts in notebooks/: make sure it imports this checkout's package, whatever PYTHONPATH says.
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
     try:
         NotebookClient(nb, timeout=180, kernel_name="python3",
                        resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -298,3 +298,17 @@ def test_smoke_multiturn_policy_searches(capsys):
 def test_loading_a_cached_policy_is_silent_on_stderr(capfd):
     load_policy("arithmetic", "smoke")  # cached by the smoke test above
     assert capfd.readouterr().err == ""  # nbgrader scores a test cell 0 when it writes to stderr
+
+
+def test_checkpoint_key_follows_the_recipe():
+    """A changed SFT budget must build a new checkpoint, not silently reuse one trained under the old recipe."""
+    import dataclasses
+
+    from rlprep.profiles import get_profile
+    from rlprep.tinyworld.checkpoints import checkpoint_dir
+
+    smoke = get_profile("smoke")
+    longer = dataclasses.replace(smoke, sft_steps=smoke.sft_steps + 1)
+    assert checkpoint_dir("arithmetic", smoke) == checkpoint_dir("arithmetic", smoke)
+    assert checkpoint_dir("arithmetic", smoke) != checkpoint_dir("arithmetic", longer)
+    assert checkpoint_dir("arithmetic", smoke) != checkpoint_dir("reviews", smoke)

@@ -10,14 +10,14 @@ import platformdirs
 
 def cache_dir() -> Path:
     """Checkpoints and gradebooks: ``$RLPREP_CACHE``, else the user's cache dir."""
-    path = Path(os.environ.get("RLPREP_CACHE") or platformdirs.user_cache_dir("rlprep"))
+    path = Path(os.environ.get("RLPREP_CACHE") or platformdirs.user_cache_dir("rlprep")).expanduser().resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def data_dir() -> Path:
     """The learner's own data (mock-interview history, grades): ``$RLPREP_HOME``, else the user's data dir."""
-    path = Path(os.environ.get("RLPREP_HOME") or platformdirs.user_data_dir("rlprep"))
+    path = Path(os.environ.get("RLPREP_HOME") or platformdirs.user_data_dir("rlprep")).expanduser().resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

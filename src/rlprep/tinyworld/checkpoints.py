@@ -1,6 +1,6 @@
 """The SFT checkpoint cache: build once (deterministically), verify on every load, never leave half a file.
 
-Layout: ``cache_dir()/checkpoints/<task>-<profile>-v<VERSION>-s<seed>/`` holds a standard Hugging Face
+Layout: ``cache_dir()/checkpoints/<task>-<profile>-v<VERSION>-<recipe>-s<seed>/`` holds a standard Hugging Face
 checkpoint (``model.safetensors``, ``config.json``, tokenizer files, so ``load_policy(model=PATH)`` and
 ``from_pretrained`` read it too) plus ``manifest.json``: the sha256 of the weights, the model config, the
 SFT config and the evaluation metrics. A build happens in a temporary sibling directory that is moved into
@@ -47,9 +47,21 @@ def _quiet_transformers():
             hf_logging.enable_progress_bar()
 
 
+def recipe_key(task: str, profile: Profile) -> str:
+    """8 hex digits of the build recipe (the profile's numbers and the task's SFT budget fractions), so a change
+    to either builds a new checkpoint instead of silently serving one trained under the old recipe."""
+    from rlprep.tinyworld import get_task
+
+    spec = get_task(task)
+    recipe = {"profile": dataclasses.asdict(profile), "version": VERSION,
+              "batch_fraction": getattr(spec, "sft_batch_fraction", 1.0),
+              "steps_fraction": getattr(spec, "sft_steps_fraction", 1.0)}
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
 def checkpoint_dir(task: str, profile: Profile, seed: int = 0) -> Path:
     """Where the checkpoint for ``(task, profile, seed)`` lives (it may not exist yet)."""
-    return cache_dir() / "checkpoints" / f"{task}-{profile.name}-v{VERSION}-s{seed}"
+    return cache_dir() / "checkpoints" / f"{task}-{profile.name}-v{VERSION}-{recipe_key(task, profile)}-s{seed}"
 
 
 def sha256_file(path: Path) -> str:

@@ -19,7 +19,7 @@ PANELS: tuple[tuple[str, str, str], ...] = (
     ("stats/entropy", "entropy (nats/token)",
      "falls gently; a crash to 0 = collapse (no exploration), a sharp rise = the policy turning noisy (lr)"),
     ("stats/clipfrac", "clip fraction",
-     "a few %; > ~20-30% = updates too large for the trust region"),
+     "small; a large or growing fraction = updates too large for the trust region"),
     ("stats/grad_norm", "grad norm (pre-clip)",
      "stable; spikes = instability, look at the batch that caused them"),
     ("stats/completion_len", "completion length (tokens)",

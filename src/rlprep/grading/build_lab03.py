@@ -281,7 +281,8 @@ def cells():
 
             PROFILE = get_profile()
             sft_policy, tokenizer = load_policy("reviews", PROFILE)
-            reward_model = load_reward_model(PROFILE, policy=sft_policy, tokenizer=tokenizer)  # lab 2's RM, cached
+            # the lab 2 reward model, trained once with the reference loss and cached
+            reward_model = load_reward_model(PROFILE, policy=sft_policy, tokenizer=tokenizer)
             MY_FUNCTIONS = dict(masked_mean=masked_mean, kl_penalized_rewards=kl_penalized_rewards,
                                 compute_gae_tokens=compute_gae_tokens, ppo_clip_loss=ppo_clip_loss, value_loss=value_loss)
             config = PPOConfig.for_profile(PROFILE)

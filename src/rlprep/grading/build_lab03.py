@@ -189,18 +189,18 @@ def test_cells(fx):
 
 
 TASKS = {
-    "masked_mean": "the mean of `x` over the positions where `mask` is 1, pooled over all rows (a token-level "
+    "masked_mean": "The mean of `x` over the positions where `mask` is 1, pooled over all rows (a token-level "
                    "mean). Every loss below averages with it.",
-    "kl_penalized_rewards": "the per-token RLHF reward of InstructGPT Eq. 2: $-\\beta(\\log\\pi - \\log\\pi_{ref})$ "
+    "kl_penalized_rewards": "The per-token RLHF reward of InstructGPT Eq. 2: $-\\beta(\\log\\pi - \\log\\pi_{ref})$ "
                             "on each valid token (the k1 KL estimate), plus the RM score `score[b]` at the **last "
                             "valid token** of row b, 0 on padding.",
     "compute_gae_tokens": "GAE along each row of tokens (lab 1's recursion on a `[B, T]` batch): the episode ends "
                           "at the last valid token, so nothing is bootstrapped past it and the values in the padding "
                           "are never read; advantages are 0 on padding; `returns = advantages + values`.",
-    "ppo_clip_loss": "the clipped surrogate of PPO Eq. 7, negated for gradient descent: masked mean of "
+    "ppo_clip_loss": "The clipped surrogate of PPO Eq. 7, negated for gradient descent: masked mean of "
                      "$-\\min(\\rho A, \\mathrm{clip}(\\rho, 1-\\epsilon, 1+\\epsilon) A)$ with "
                      "$\\rho = \\exp(\\log\\pi_{new} - \\log\\pi_{old})$; `logp_old` is a constant.",
-    "value_loss": "the clipped value loss of the PPO reference code: $0.5 \\cdot$ masked mean of "
+    "value_loss": "The clipped value loss of the PPO reference code: $0.5 \\cdot$ masked mean of "
                   "$\\max((V-R)^2, (\\mathrm{clip}(V, V_{old}-c, V_{old}+c) - R)^2)$.",
 }
 

@@ -223,9 +223,10 @@ def cells():
                       f"± {bon['reward/gold_se'][i]:.3f}")
             """),
         A.md("summary", """
-            **What to see.** In the cpu profile the RM ranks held-out pairs far above chance (the lab's target is
-            85%) and correlates with the gold scorer, yet not perfectly: the gap is what the next lab's PPO run
-            can exploit. Best-of-N turns the RM into a policy improvement with no training at all; the price is
+            **What to see.** The RM ranks held-out pairs far above chance and correlates with the gold scorer, yet
+            not perfectly: the gap is what the next lab's PPO run can exploit. Measured with the reference loss in
+            the cpu profile (300 steps, seed 0, 2026-11-30): held-out pairwise accuracy 49% -> 81%, Pearson r
+            0.90 with gold; the lab's target is 85%, so the cpu budget still falls short of it. Best-of-N turns the RM into a policy improvement with no training at all; the price is
             the KL on the x-axis, and the gold curve bends once N is large enough to find the RM's blind spots.
 
             *Try this:* train with half the steps and redo best-of-N (a worse RM over-optimises sooner); flip

@@ -372,6 +372,12 @@ def cells():
             how the penalty trades proxy reward for staying close to the reference; read the printed numbers
             against their standard errors before you call a difference real.
 
+            Measured with the reference functions in the cpu profile (60 steps, kl_coef 0.05, seed 0, 2026-11-30):
+            held-out gold reward -0.21 ± 0.06 -> +0.88 ± 0.04 (+15.6 standard errors), RM -0.62 -> +2.02, KL 2.96
+            nats per completion. A 20-step kl_coef sweep did **not** show reward hacking: kl_coef 0 reached gold
+            +0.31 at KL 1.06 nats, kl_coef 0.2 gold +0.35 at KL 0.59 nats, both RM scores near +0.8. The
+            over-optimisation regime needs the longer gpu-profile runs.
+
             The KL printed is the k1 estimate, the sum over sampled tokens of $\log\pi - \log\pi_{ref}$ averaged
             over a batch: unbiased, but a single batch can give a small negative number while the true KL is near 0
             (Schulman 2020, "Approximating KL Divergence"). In the smoke profile the runs are a few steps long, so

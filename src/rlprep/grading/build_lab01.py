@@ -261,11 +261,58 @@ def cells():
             *Try this:* set `GAMMA = 0.9` and watch the variance at λ = 1 shrink; halve `REWARD_STD`; push the
             critic error to 2.
             """),
-        A.md("ppo-note", """
-            ## On the GPT-2 policy (coming soon)
+        A.md("ppo-intro", """
+            ## On the GPT-2 policy: your `compute_gae` inside PPO
 
-            A short PPO run on the tiny GPT-2 with **your** `compute_gae` and learning curves for
-            λ ∈ {0, 0.95, 1} comes with the trainers (`rlprep.trainers`); it is not part of this version of the lab.
+            The course's PPO-RLHF trainer (`rlprep.trainers.ppo`, the loop you will write the pieces of in lab 3)
+            accepts a row-wise GAE through its `compute_gae=` hook: each completion is one episode that ends at its
+            last token (`dones[-1] = 1`), the reward is a per-token KL penalty plus the reward model's score on the
+            last token, and γ = 1. Below, **your** `compute_gae` computes every advantage of a short run on the
+            reviews policy, once per λ ∈ {0, 0.95, 1}, from the same SFT start and seed. λ = 0 trusts the young
+            critic (biased), λ = 1 uses the whole noisy return; compare how fast the reward rises. The profile
+            (`RLPREP_PROFILE`) sets the budget: smoke = seconds, cpu = minutes. The interrupt button (■) stops a
+            run and keeps what was trained.
+            """),
+        A.demo("ppo-lambda", """
+            import copy
+            from dataclasses import replace
+
+            import matplotlib.pyplot as plt
+
+            from rlprep.profiles import get_profile
+            from rlprep.tinyworld import load_policy
+            from rlprep.trainers.ppo import PPOConfig, train_ppo
+            from rlprep.trainers.reward_model import load_reward_model
+
+            PROFILE = get_profile()
+            sft_policy, tokenizer = load_policy("reviews", PROFILE)
+            reward_model = load_reward_model(PROFILE, policy=sft_policy, tokenizer=tokenizer)
+            STEPS = {"smoke": 2, "cpu": 20}.get(PROFILE.name)
+            config = PPOConfig.for_profile(PROFILE, **({"steps": STEPS, "eval_every": 0} if STEPS else {}))
+            runs = {}
+            for lam in (0.0, 0.95, 1.0):
+                runs[lam] = train_ppo(replace(config, lam=lam), policy=copy.deepcopy(sft_policy), tokenizer=tokenizer,
+                                      reward_model=reward_model, compute_gae=compute_gae, live=False)
+                if runs[lam].interrupted:
+                    break
+            fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+            for (key, label), ax in zip([("reward/rm", "RM reward (logit units)"),
+                                         ("reward/gold", "gold reward (gold units)"),
+                                         ("stats/explained_var", "explained variance of the returns (fraction)")], axes):
+                for lam, h in runs.items():
+                    ax.plot(*h.series(key), marker=".", label=f"λ = {lam:g}")
+                ax.set_xlabel("PPO step (one batch of rollouts)")
+                ax.set_ylabel(label)
+                ax.set_title(key)
+                ax.legend()
+            fig.suptitle(f"PPO on the reviews policy with your compute_gae ({PROFILE.name} profile, "
+                         f"{config.steps} steps)")
+            fig.tight_layout()
+            plt.show()
+            for lam, h in runs.items():
+                m = h.meta
+                print(f"λ = {lam:<4g} held-out gold {m['gold_start']:+.3f} -> {m['gold_end']:+.3f} "
+                      f"± {m['gold_end_se']:.3f}, KL {m['kl_end']:.3f} nats")
             """),
         A.md("grade-intro", """
             ## Grade yourself

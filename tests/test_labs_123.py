@@ -1,0 +1,242 @@
+"""Labs 2 and 3 (reward model, PPO-RLHF) and lab01's PPO demo: grading, bug catalogs, builders, demo cells.
+
+Lab01's whole-notebook grading and catalog live in test_grading_*.py; here only its new λ demo runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import shutil
+
+import nbformat
+import pytest
+
+from grading_helpers import ROOT
+from rlprep.grading import authoring
+from rlprep.grading.executor import score_in_process
+
+pytestmark = pytest.mark.filterwarnings("ignore:Object of type")  # SQLAlchemy session notes inside nbgrader
+
+LABS = {
+    "lab02_reward_model": ("rlprep.grading.build_lab02", "catalog.lab02_reward_model", "rlprep.algos.reward_model"),
+    "lab03_ppo_rlhf": ("rlprep.grading.build_lab03", "catalog.lab03_ppo_rlhf", "rlprep.algos.ppo"),
+}
+POINTS = {"lab02_reward_model": 6, "lab03_ppo_rlhf": 13}
+
+
+def solution_path(lab):
+    return ROOT / "solutions" / lab / f"{lab}.ipynb"
+
+
+def release_path(lab):
+    return ROOT / "labs" / lab / f"{lab}.ipynb"
+
+
+def role(cell):
+    return cell.get("metadata", {}).get("rlprep", {}).get("role")
+
+
+@pytest.fixture(scope="module", params=sorted(LABS))
+def lab(request):
+    return request.param
+
+
+def reference_functions(lab):
+    _, catalog, module = LABS[lab]
+    bugs = importlib.import_module(catalog).BUGS
+    ref = importlib.import_module(module)
+    return {name: getattr(ref, name) for name in bugs}
+
+
+# --- builders and release ---------------------------------------------------------------------------------------
+def test_builder_is_deterministic_and_committed(lab, tmp_path):
+    builder = importlib.import_module(LABS[lab][0])
+    built = authoring.write_notebook(authoring.notebook(builder.cells(), lab=lab), tmp_path / "a.ipynb")
+    assert built.read_bytes() == solution_path(lab).read_bytes(), \
+        f"solutions/{lab} is stale: run python -m {LABS[lab][0]} && rlprep release"
+
+
+def test_each_graded_function_is_alone_in_its_answer_cell_with_its_reference(lab):
+    nb = nbformat.read(solution_path(lab), as_version=4)
+    answers = [c for c in nb.cells if role(c) == "answer"]
+    assert sorted(c.id for c in answers) == sorted(reference_functions(lab))
+    for cell in answers:
+        assert cell.source == authoring.reference_source(cell.metadata["rlprep"]["reference"])
+        assert cell.source.startswith(f"def {cell.id}(")
+    assert role(nb.cells[-1]) == "demo" and "rlprep\", \"grade\", \"" + lab in nb.cells[-1].source
+
+
+def test_release_hides_hidden_tests_and_keeps_signatures(lab):
+    builder = importlib.import_module(LABS[lab][0])
+    text = release_path(lab).read_text()
+    assert "HIDDEN" not in text and "BEGIN SOLUTION" not in text
+    values = [x for v in builder.hidden_fixtures().values() for x in (v if isinstance(v, tuple) else (v,))]
+    literals = [v for v in values if isinstance(v, str) and len(v) > 40]  # tensor literals, not short scalars
+    assert literals and not [v for v in literals if v in text], "hidden expected values leaked into the release"
+    nb = nbformat.read(release_path(lab), as_version=4)
+    assert all(c.get("outputs", []) == [] for c in nb.cells if c.cell_type == "code")
+    for cell in (c for c in nb.cells if role(c) == "answer"):
+        assert cell.source.startswith(f"def {cell.id}(")
+        assert cell.source.endswith("    # YOUR CODE HERE\n    raise NotImplementedError()")
+
+
+def test_hidden_blocks_hold_values_not_code(lab):
+    import ast
+
+    for cell in nbformat.read(solution_path(lab), as_version=4).cells:
+        if "### BEGIN HIDDEN TESTS" in cell.source:
+            hidden = cell.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+            banned = (ast.For, ast.While, ast.FunctionDef, ast.Lambda, ast.Import, ast.ImportFrom, ast.ListComp)
+            assert not [n for n in ast.walk(ast.parse(hidden)) if isinstance(n, banned)], cell.id
+
+
+# --- the test cells themselves, in process (no kernel) ----------------------------------------------------------
+def catalog_cases(kind):
+    for lab, (_, catalog, _) in sorted(LABS.items()):
+        entries = getattr(importlib.import_module(catalog), kind)
+        for name, fns in entries.items():
+            for fn in fns:
+                yield pytest.param(lab, name, fn, id=f"{lab}-{fn.__name__}")
+
+
+@pytest.mark.parametrize("lab_name, name, fn", list(catalog_cases("BUGS")))
+def test_each_catalogued_bug_loses_points_with_a_named_property(lab_name, name, fn):
+    nb = nbformat.read(solution_path(lab_name), as_version=4)
+    results = score_in_process(nb, dict(reference_functions(lab_name), **{name: fn}))
+    lost = {gid: msg for gid, (pts, mx, msg) in results.items() if pts < mx}
+    assert lost, f"bug {fn.__name__} got full marks"
+    for msg in lost.values():
+        assert msg.startswith("PropertyFailed: ") and "tensor(" not in msg, msg
+
+
+@pytest.mark.parametrize("lab_name, name, fn", list(catalog_cases("ALTERNATIVES")))
+def test_each_correct_alternative_gets_full_marks(lab_name, name, fn):
+    nb = nbformat.read(solution_path(lab_name), as_version=4)
+    results = score_in_process(nb, dict(reference_functions(lab_name), **{name: fn}))
+    assert all(pts == mx for pts, mx, _ in results.values()), results
+
+
+def test_reference_gets_full_marks_in_process(lab):
+    results = score_in_process(nbformat.read(solution_path(lab), as_version=4), reference_functions(lab))
+    assert all(pts == mx for pts, mx, _ in results.values()), results
+    assert sum(mx for _, mx, _ in results.values()) == POINTS[lab]
+
+
+# --- whole-notebook grading through nbgrader: one run per notebook ----------------------------------------------
+def grade_json(path, capsys):
+    from rlprep.cli import main
+
+    rc = main(["grade", str(path), "--json"])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def test_reference_answers_get_full_marks_through_rlprep_grade(lab, tmp_path, capsys):
+    nb = nbformat.read(release_path(lab), as_version=4)
+    for cell in nb.cells:
+        if role(cell) == "answer":
+            cell.source = authoring.reference_source(cell.metadata["rlprep"]["reference"]).replace(
+                "    ### BEGIN SOLUTION\n", "").replace("\n    ### END SOLUTION", "")
+    path = tmp_path / f"{lab}.ipynb"
+    nbformat.write(nb, path)  # demo cells included: grading must skip them
+    rc, report = grade_json(path, capsys)
+    assert rc == 0 and report["lab"] == lab and report["score"] == report["max_score"] == POINTS[lab], report
+    assert all(c["passed"] for c in report["cells"])
+
+
+def test_untouched_release_scores_zero_in_every_graded_cell(lab, tmp_path, capsys):
+    path = tmp_path / f"{lab}.ipynb"
+    shutil.copy(release_path(lab), path)
+    rc, report = grade_json(path, capsys)
+    assert rc == 1 and report["score"] == 0 and report["cells"], report
+    assert all(c["points"] == 0 and "NotImplementedError" in c["message"] for c in report["cells"])
+
+
+# --- demo cells run in the smoke profile with the reference answers ---------------------------------------------
+def run_cells(lab, stop_before="grade-intro", monkeypatch=None):
+    """exec setup, answer and demo cells in order (reference answers, plt.show silenced); returns the namespace."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if monkeypatch is not None:
+        monkeypatch.setattr(plt, "show", lambda *a, **k: None)
+    ns: dict = {}
+    for cell in nbformat.read(solution_path(lab), as_version=4).cells:
+        if cell.id == stop_before:
+            break
+        if cell.cell_type == "code" and role(cell) in ("setup", "answer", "demo"):
+            exec(compile(cell.source, f"<{lab}:{cell.id}>", "exec"), ns)  # noqa: S102 - our own notebook
+    return ns
+
+
+def assert_labelled(fig):
+    for ax in fig.axes:
+        if ax.get_visible() and ax.has_data():
+            assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel(), ax
+
+
+def test_lab01_ppo_lambda_demo_runs_with_the_learners_gae(monkeypatch):
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    calls = []
+    nb = nbformat.read(solution_path("lab01_gae"), as_version=4)
+    ns: dict = {}
+    monkeypatch.setattr(plt, "show", lambda *a, **k: None)
+    for cid in ("setup", "compute_gae"):
+        exec(next(c.source for c in nb.cells if c.id == cid), ns)  # noqa: S102
+    gae = ns["compute_gae"]
+    ns["compute_gae"] = lambda *a, **k: calls.append(k.get("lam")) or gae(*a, **k)  # spy: the demo uses it
+    exec(next(c.source for c in nb.cells if c.id == "ppo-lambda"), ns)  # noqa: S102
+    assert sorted(ns["runs"]) == [0.0, 0.95, 1.0] and set(calls) == {0.0, 0.95, 1.0}
+    for h in ns["runs"].values():
+        assert len(h.series("reward/rm")[1]) == ns["config"].steps and np.isfinite(h.meta["gold_end"])
+    assert_labelled(plt.gcf())
+    plt.close("all")
+
+
+def test_lab02_demo_cells_train_the_rm_with_the_learners_loss(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from rlprep.algos.reward_model import bradley_terry_loss
+
+    calls = []
+    monkeypatch.setattr("rlprep.algos.reward_model.bradley_terry_loss",
+                        lambda *a: pytest.fail("the demo must use the notebook's loss, not the package's"))
+    ns = run_cells("lab02_reward_model", stop_before="train", monkeypatch=monkeypatch)
+    ns["bradley_terry_loss"] = lambda c, r: calls.append(1) or bradley_terry_loss(c, r)
+    nb = nbformat.read(solution_path("lab02_reward_model"), as_version=4)
+    for cid in ("train", "scatter", "best-of-n"):
+        exec(next(c.source for c in nb.cells if c.id == cid), ns)  # noqa: S102
+        assert_labelled(plt.gcf())
+    meta = ns["history"].meta
+    assert len(calls) == ns["history"].meta["config"]["steps"]
+    assert meta["accuracy"] > max(0.6, meta["accuracy_start"]) and meta["pearson_gold"] > 0.3, meta
+    bon = ns["bon"]
+    assert bon["n"] == [1, 2, 4, 8] and bon["reward/rm"][-1] >= bon["reward/rm"][0]  # max over a superset
+    plt.close("all")
+
+
+def test_lab03_demo_cells_run_the_learners_functions(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    ns = run_cells("lab03_ppo_rlhf", stop_before="train", monkeypatch=monkeypatch)
+    calls: dict = {}
+
+    def spy(name, fn):
+        return lambda *a, **k: calls.__setitem__(name, calls.get(name, 0) + 1) or fn(*a, **k)
+
+    for name in reference_functions("lab03_ppo_rlhf"):
+        ns[name] = spy(name, ns[name])
+    nb = nbformat.read(solution_path("lab03_ppo_rlhf"), as_version=4)
+    for cid in ("train", "train-plot", "clip-sweep", "kl-sweep"):
+        exec(next(c.source for c in nb.cells if c.id == cid), ns)  # noqa: S102
+        assert_labelled(plt.gcf())
+    assert set(calls) == set(reference_functions("lab03_ppo_rlhf")), calls
+    h = ns["history"]
+    assert not h.interrupted and len(h.series("stats/clipfrac")[1]) == ns["config"].steps
+    assert sorted(ns["clip_runs"]) == [0.1, 0.2, 0.3] and [r["kl_coef"] for r in ns["rows"]] == [0.0, 0.2]
+    plt.close("all")

@@ -47,7 +47,7 @@ def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 
 
 def _left_pad(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    rows = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+    rows = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]  # one batched call (fast tokenizer)
     for i, row in enumerate(rows):
         if not row:
             raise ValueError(f"prompt {i} is empty: every prompt needs at least one token")
@@ -134,10 +134,9 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
 
     completion_ids = torch.stack(tokens, dim=1)  # (B, C)
     completion_mask = torch.stack(masks, dim=1)  # (B, C)
-    texts = []
-    for row, mask in zip(completion_ids.tolist(), completion_mask.tolist()):
-        kept = [t for t, m in zip(row, mask) if m and t != eos]
-        texts.append(tokenizer.decode(kept, skip_special_tokens=True))
+    kept = [[t for t, m in zip(row, mask) if m and t != eos]
+            for row, mask in zip(completion_ids.tolist(), completion_mask.tolist())]
+    texts = tokenizer.batch_decode(kept, skip_special_tokens=True)  # one batched call
     return Rollout(
         input_ids=torch.cat([input_ids, completion_ids], dim=1),
         attention_mask=torch.cat([prompt_mask, completion_mask], dim=1),

@@ -447,6 +447,10 @@ def render_markdown(report: dict) -> str:
              "Figures are medians over repeated runs; every ratio comes from figures measured in the same run. "
              "A machine shared with other jobs inflates every time (a load average above the core count means "
              "it was); the ratios are the figures to compare.", ""]
+    load = m.get("loadavg_1m_at_start")
+    if isinstance(load, (int, float)) and m.get("cpu_count") and load > m["cpu_count"]:
+        lines += [f"**This run shared the machine with other jobs** (load {load:.1f} on {m['cpu_count']} cores): "
+                  "absolute figures are inflated.", ""]
     if report.get("notes"):
         lines += ["Notes:", ""] + [f"- {n}" for n in report["notes"]] + [""]
     s = report["sections"]

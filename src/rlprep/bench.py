@@ -418,7 +418,8 @@ def bench_labs(device, seconds_each: float = 90.0) -> dict:
             mod = importlib.import_module(module)
             cfg = getattr(mod, cfg_name).for_profile("gpu")
             t0 = time.perf_counter()
-            hist = getattr(mod, fn_name)(cfg, live=False)
+            result = getattr(mod, fn_name)(cfg, live=False)
+            hist = result[-1] if isinstance(result, tuple) else result  # train_reward_model -> (model, history)
             row = {"wall_s": time.perf_counter() - t0, "steps": len(hist) - 1}
             last = {k: v for k, v in dict(hist[-1]).items() if isinstance(v, (int, float))}
             row["last_row"] = last

@@ -31,6 +31,7 @@ COMMANDS: dict[str, Command] = {
     "release": Command("rlprep.grading.release", "regenerate labs/ from solutions/ with nbgrader"),
     "train": Command("rlprep.trainers.cli", "run a trainer (grpo, dpo, reward_model, ppo) with the reference functions"),
     "models": Command("rlprep.tinyworld.cli", "build or list the cached SFT warm-start policies"),
+    "bench": Command("rlprep.bench", "benchmarks vs TRL and model.generate -> docs/benchmarks.md (--gpu: gpu-check)"),
 }
 
 

@@ -12,6 +12,7 @@ columns, which shifts every real token of a padded row. Both functions therefore
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import torch
@@ -46,7 +47,7 @@ def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 
 
 def _left_pad(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    rows = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+    rows = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]  # one batched call (fast tokenizer)
     for i, row in enumerate(rows):
         if not row:
             raise ValueError(f"prompt {i} is empty: every prompt needs at least one token")
@@ -100,6 +101,8 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
     else:
         generator.manual_seed(seed)
 
+    autocast_ctx = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda"
+                    else contextlib.nullcontext())
     attention_mask = prompt_mask
     step_ids = input_ids  # what the next forward consumes: the whole prompt first, then one token
     past = None
@@ -107,8 +110,9 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
     tokens, logps, masks = [], [], []
     for _ in range(max_new_tokens):
         position_ids = position_ids_from_mask(attention_mask)[:, -step_ids.shape[1]:]  # (B, step)
-        out = model(input_ids=step_ids, attention_mask=attention_mask, position_ids=position_ids,
-                    cache=past, use_cache=True, logits_to_keep=1)
+        with autocast_ctx:  # bf16 on CUDA (the trainers' forward passes use the same autocast), no-op on CPU
+            out = model(input_ids=step_ids, attention_mask=attention_mask, position_ids=position_ids,
+                        cache=past, use_cache=True, logits_to_keep=1)
         past = out.cache  # the KV cache (transformers 5 names it `cache`, formerly `past_key_values`)
         logits = out.logits[:, -1, :].float()  # (B, V)
         if temperature == 0:
@@ -130,10 +134,9 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
 
     completion_ids = torch.stack(tokens, dim=1)  # (B, C)
     completion_mask = torch.stack(masks, dim=1)  # (B, C)
-    texts = []
-    for row, mask in zip(completion_ids.tolist(), completion_mask.tolist()):
-        kept = [t for t, m in zip(row, mask) if m and t != eos]
-        texts.append(tokenizer.decode(kept, skip_special_tokens=True))
+    kept = [[t for t, m in zip(row, mask) if m and t != eos]
+            for row, mask in zip(completion_ids.tolist(), completion_mask.tolist())]
+    texts = tokenizer.batch_decode(kept, skip_special_tokens=True)  # one batched call
     return Rollout(
         input_ids=torch.cat([input_ids, completion_ids], dim=1),
         attention_mask=torch.cat([prompt_mask, completion_mask], dim=1),

@@ -152,7 +152,7 @@ class DPOTrainer:
         prompts = [p.prompt for p in batch] * 2
         completions = [p.chosen for p in batch] + [p.rejected for p in batch]
         ids, attn, comp = encode_pairs(self.tokenizer, prompts, completions, self.device,
-                                       max_length=self.policy.config.n_positions)  # (2B, L) each
+                                       max_length=getattr(self.policy, "module", self.policy).config.n_positions)  # (2B, L) each
         missing = [k for k, i in enumerate(idx) if i not in self.ref_cache]
         if missing:  # reference log-probs: once per pair, ever
             rows = missing + [B + k for k in missing]  # chosen rows, then their rejected rows

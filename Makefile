@@ -35,7 +35,9 @@ lab: $(STAMP)
 test: $(STAMP)
 	@# Build the smoke warm starts once, up front, so no notebook cell waits on an SFT build.
 	RLPREP_PROFILE=smoke $(PY) -m rlprep models build --profile smoke --task all
-	RLPREP_PROFILE=smoke $(PY) -m pytest -q -m "not e2e and not slow and not gpu" tests
+	@mkdir -p build; start=$$(date +%s); \
+	RLPREP_PROFILE=smoke $(PY) -m pytest -q -m "not e2e and not slow and not gpu" tests; rc=$$?; \
+	echo $$(( $$(date +%s) - start )) > build/make-test-seconds; exit $$rc
 
 release: $(STAMP)
 	$(PY) -m rlprep release

@@ -152,7 +152,6 @@ def test_links_into_existing_notebooks_resolve(monkeypatch):
     assert broken == {}
 
 
-@pytest.mark.xfail(strict=True, reason="notebooks for issues 7/8 not written yet")
 def test_every_notebook_link_resolves(monkeypatch):
     bank = _package_bank(monkeypatch)
     assert missing_ids(bank) == []

@@ -102,3 +102,23 @@ def test_lab01_demo_cells_run_in_the_smoke_profile(monkeypatch):
     axes = plt.gcf().axes
     assert axes[0].get_xlabel().startswith("λ") and "reward units" in axes[0].get_ylabel() and axes[0].get_title()
     plt.close("all")
+
+
+def test_release_keeps_a_learners_answers(tmp_path):
+    """Running `make release` over a lab the learner has filled in must not lose their work."""
+    import shutil
+
+    import nbformat
+
+    from rlprep.grading.release import backup_learner_work, has_learner_work
+
+    lab = ROOT / "labs" / "lab01_gae" / "lab01_gae.ipynb"
+    target = tmp_path / "lab01_gae.ipynb"
+    shutil.copy(lab, target)
+    assert not has_learner_work(target) and backup_learner_work(target) is None
+    nb = nbformat.read(target, as_version=4)
+    answer = next(c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    answer.source = answer.source.replace("raise NotImplementedError()", "return rewards, rewards")
+    nbformat.write(nb, target)
+    backup = backup_learner_work(target)
+    assert backup is not None and backup.read_bytes() == target.read_bytes()

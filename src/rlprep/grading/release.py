@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -136,7 +137,32 @@ def release_lab(lab: str, root=None, out_root=None, write_solution: bool = True)
     with tempfile.TemporaryDirectory(prefix="rlprep-release-") as tmp:
         released = build_course(lab, solution, Path(tmp))
         lab_nb = normalize(nbformat.read(released, as_version=4))
-        return authoring.write_notebook(lab_nb, out_root / "labs" / lab / f"{lab}.ipynb")
+        target = out_root / "labs" / lab / f"{lab}.ipynb"
+        backup_learner_work(target)
+        return authoring.write_notebook(lab_nb, target)
+
+
+def has_learner_work(path: Path) -> bool:
+    """True when a lab notebook holds a learner's answers (an answer cell no longer raising NotImplementedError)."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # unreadable: treat as work, never overwrite it silently
+        return True
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution") and "raise NotImplementedError()" not in cell.source:
+            return True
+    return False
+
+
+def backup_learner_work(target: Path) -> Path | None:
+    """Copy a lab notebook that holds the learner's answers aside before a release overwrites it."""
+    if not target.is_file() or not has_learner_work(target):
+        return None
+    backup = target.with_name(f"{target.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+    shutil.copy2(target, backup)
+    print(f"your work in {target.name} was kept: copied to {backup}", file=sys.stderr)
+    return backup
 
 
 def out_of_sync(root=None) -> list[str]:

@@ -243,7 +243,9 @@ def test_lab04_demos_run_in_smoke(monkeypatch):
 def test_lab05_demos_run_in_smoke(monkeypatch):
     ns, figures = _run_demos("lab05_grpo", monkeypatch)
     verdicts = {cause: verdict for cause, (_, verdict) in ns["zero_loss"].items()}
-    assert set(verdicts) == set(ns["EXPECTED"]) and all(verdicts[c] in ns["EXPECTED"][c] for c in verdicts)
+    assert set(verdicts) == set(ns["EXPECTED"])
+    wrong = {c: (verdicts[c], ns["EXPECTED"][c]) for c in verdicts if verdicts[c] not in ns["EXPECTED"][c]}
+    assert not wrong, f"diagnosis (got, expected) per cause: {wrong}"
     assert verdicts["all_truncated"] == "no_valid_tokens"  # the full smoke SFT always answers: nothing survives
     stats = {cause: s for cause, (s, _) in ns["zero_loss"].items()}
     assert abs(stats["on_policy"]["loss"]) < 1e-6 and stats["on_policy"]["grad_norm"] > 0  # zero loss, live gradient

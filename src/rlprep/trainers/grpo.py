@@ -468,8 +468,9 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
                         pool_size: int = 96) -> dict[str, float]:
     """One GRPO step on the real policy set up so the loss is zero for ``cause``; returns :func:`zero_loss_stats`.
 
-    - ``on_policy``: ordinary prompts, μ = 1, β = 0, sequence aggregation: the loss is 0 but the gradient is not
-      ("expected"). (With token aggregation the loss is only near 0: rows of different length weigh differently.)
+    - ``on_policy``: groups with reward spread (picked from ``pool_size`` sampled groups, so a warm start that
+      is almost always right still has some), μ = 1, β = 0, sequence aggregation: the loss is 0 but the gradient
+      is not ("expected"). (With token aggregation the loss is only near 0: rows of different length weigh differently.)
     - ``too_easy`` / ``too_hard``: a batch of groups whose G samples are all right (2-digit additions the policy
       has mastered) / all wrong (3-digit multiplications, level 6), picked from ``pool_size`` sampled groups:
       every group has zero reward spread, so every advantage is 0.
@@ -501,8 +502,9 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
     cfg = GRPOConfig(**{**asdict(base), **overrides})
     try:
         trainer = GRPOTrainer(cfg, policy, tokenizer, task, completion_mask_fn=mask_fn, prompt_source=prompt_source)
-        if cause in ("too_easy", "too_hard"):
-            batch = _all_equal_batch(policy, tokenizer, task, cfg, cause == "too_easy", pool_size, trainer.device)
+        kind = {"on_policy": "mixed", "too_easy": "all_correct", "too_hard": "all_wrong"}.get(cause)
+        if kind:  # a warm start that answers (almost) everything right would make on_policy look too_easy
+            batch = _group_batch(policy, tokenizer, task, cfg, kind, pool_size, trainer.device)
             n_groups = len(batch[1]) // cfg.group_size
             cfg.prompts_per_step = n_groups  # the step's batch is exactly these groups
             trainer._rollouts = lambda prompts: batch  # noqa: E731  (the step trains on the selected groups)
@@ -532,23 +534,29 @@ def sample_success_rates(policy, tokenizer, task, prompts: list[str], n_samples:
     return (rates, out, rewards) if return_rollout else rates
 
 
-def _all_equal_batch(policy, tokenizer, task, cfg: GRPOConfig, want_all_correct: bool, pool_size: int, device):
-    """A batch of ``prompts_per_step`` groups whose ``group_size`` sampled completions are all correct (too easy)
-    or all wrong (too hard), taken from a sampled pool: ``(rollout, rewards [N*G])``.
+GROUP_KINDS = {
+    "all_correct": lambda rate: rate == 1.0,   # too easy: no reward spread
+    "all_wrong": lambda rate: rate == 0.0,     # too hard: no reward spread
+    "mixed": lambda rate: 0.0 < rate < 1.0,    # a learning signal in every group
+}
 
-    Too hard: 3-digit multiplication (level 6), far beyond the 2-digit-addition warm start. Too easy: the warm
-    start's own level, keeping the prompts whose every sample is right.
+
+def _group_batch(policy, tokenizer, task, cfg: GRPOConfig, kind: str, pool_size: int, device):
+    """A batch of ``prompts_per_step`` groups of ``kind`` (see ``GROUP_KINDS``), taken from a sampled pool:
+    ``(rollout, rewards [N*G])``.
+
+    All wrong: 3-digit multiplication (level 6), far beyond the 2-digit-addition warm start. All correct and
+    mixed: the warm start's own level, keeping the prompts whose G samples are all right / neither all right
+    nor all wrong.
     """
-    level = 2 if want_all_correct else 6
+    level = 6 if kind == "all_wrong" else 2
     pool = [ex.prompt for ex in task.sample(pool_size, split="train", seed=cfg.seed + 777, level=level)]
     G = cfg.group_size
     rates, out, rewards = sample_success_rates(policy, tokenizer, task, pool, G, cfg.max_new_tokens,
                                                cfg.temperature, seed=cfg.seed + 778, return_rollout=True)
-    target = 1.0 if want_all_correct else 0.0
-    groups = [i for i, r in enumerate(rates) if r == target][:cfg.prompts_per_step]
+    groups = [i for i, r in enumerate(rates) if GROUP_KINDS[kind](r)][:cfg.prompts_per_step]
     if not groups:
-        kind = "all-correct" if want_all_correct else "all-wrong"
-        raise ValueError(f"no {kind} prompt group in a pool of {pool_size}; pass a larger pool_size")
+        raise ValueError(f"no {kind.replace('_', '-')} prompt group in a pool of {pool_size}; pass a larger pool_size")
     rows = torch.tensor([g * G + k for g in groups for k in range(G)])  # (n*G,)
     return _select_rows(out, rows), torch.tensor(rewards, dtype=torch.float32, device=device)[rows.to(device)]
 

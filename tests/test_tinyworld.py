@@ -292,7 +292,8 @@ def test_smoke_multiturn_policy_searches(capsys):
     assert success >= 0.5 and valid >= 0.9, (success, valid)
     assert main(["models", "list"]) == 0
     listing = capsys.readouterr().out
-    assert all(f"{task}-smoke-v{checkpoints.VERSION}-s0" in listing for task in ("arithmetic", "reviews", "multiturn"))
+    smoke = get_profile("smoke")
+    assert all(checkpoints.checkpoint_dir(task, smoke).name in listing for task in ("arithmetic", "reviews", "multiturn"))
 
 
 def test_loading_a_cached_policy_is_silent_on_stderr(capfd):

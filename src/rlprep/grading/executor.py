@@ -119,9 +119,11 @@ class IsolatedRunner:
 
     # -- the run ----------------------------------------------------------------------------
     def run(self, nb):
-        self._t_end = time.monotonic() + self.deadline
         self.kernel = LearnerKernel(cwd=self.cwd, kernel_name=self.kernel_name)
         self.kernel.start()
+        # The deadline counts from a ready kernel: a slow start on a loaded machine must not eat the learner's
+        # budget (the start itself is bounded by jupyter_client's own timeout).
+        self._t_end = time.monotonic() + self.deadline
         setup_ns: dict = {"__name__": "__rlprep_tests__", "__builtins__": builtins}
         try:
             # nbgrader restores deleted test cells but not deleted locked setup cells: run those first

@@ -93,7 +93,8 @@ def _open(browser, url):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(url)
-    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    # A restored workspace may hold other notebooks in hidden tabs: wait for the visible one.
+    page.wait_for_selector(".jp-Notebook >> visible=true", timeout=60_000)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
     return page, errors
 
@@ -135,7 +136,7 @@ def test_lab_opens(jupyter, browser):
         pytest.fail("no lab notebook in labs/: run 'make release'")
     rel = labs[0].relative_to(ROOT).as_posix()
     page, errors = _open(browser, f"{jupyter}/lab/tree/{rel}?token={TOKEN}")
-    page.wait_for_selector(".jp-Cell", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell >> visible=true", timeout=60_000)
     page.screenshot(path=str(SHOTS / "lab.png"), full_page=False)
     assert not errors, f"JavaScript errors: {errors}"
     page.close()

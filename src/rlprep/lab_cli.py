@@ -28,6 +28,9 @@ def _has_display() -> bool:
 def build_command(root: Path, port: int, open_browser: bool) -> list[str]:
     cmd = [sys.executable, "-m", "jupyterlab", START_PAGE,
            f"--ServerApp.root_dir={root}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+           # The URL JupyterLab prints (and "/") lead to the start page, not to an empty launcher: without a
+           # display nobody opens the file_to_run above, so the printed URL is all a headless learner has.
+           f"--LabApp.default_url=/lab/tree/{START_PAGE}",
            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if not open_browser:
         cmd.append("--no-browser")
@@ -55,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in [str(config_dir), env.get("JUPYTER_CONFIG_PATH", "")] if p)
     env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    # JupyterLab's terminals inherit this environment: put this interpreter's scripts (rlprep, jupyter,
+    # nbgrader in .venv/bin) first on PATH, so `rlprep grade` works there without activating the venv.
+    scripts = str(Path(sys.executable).parent)
+    if env.get("PATH", "").split(os.pathsep)[0] != scripts:
+        env["PATH"] = os.pathsep.join(p for p in [scripts, env.get("PATH", "")] if p)
     open_browser = _has_display() and not args.no_browser
     cmd = build_command(root, args.port, open_browser)
     if args.dry_run:
@@ -62,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         print(" ".join(cmd))
         return 0
     if not open_browser:
-        print("No display found: JupyterLab runs headless. Open the http://127.0.0.1:... URL it prints below.")
+        print("No display found: JupyterLab runs headless. Open the http://127.0.0.1:PORT/lab/tree/"
+              f"{START_PAGE}?token=... URL it prints below in a browser on this machine; Ctrl-C twice stops it.")
     try:
         return subprocess.call(cmd, cwd=root, env=env)
     except KeyboardInterrupt:

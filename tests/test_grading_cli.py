@@ -76,6 +76,26 @@ def test_bad_input_exits_2(tmp_path, capsys, content, name, problem):
     assert problem in err and "fix:" in err
 
 
+def test_folder_or_bare_name_points_at_the_notebook(tmp_path, capsys, monkeypatch):
+    # The two paths a newcomer typed in the README walkthrough: the lab folder, and the bare file name
+    # (as the lab shows it) from the repository root.
+    folder = tmp_path / "lab01_gae"
+    folder.mkdir()
+    (folder / "lab01_gae.ipynb").write_text("{}")
+    assert main(["grade", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder, not a notebook" in err and f"rlprep grade {folder / 'lab01_gae.ipynb'}" in err
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("rlprep.paths.repo_root", lambda: tmp_path)
+    (tmp_path / "labs").mkdir()
+    folder.rename(tmp_path / "labs" / "lab01_gae")
+    assert main(["grade", "lab01_gae.ipynb"]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "rlprep grade labs/lab01_gae/lab01_gae.ipynb" in err
+    assert main(["grade", "nothing_here.ipynb"]) == 2
+    assert "e.g. labs/lab01_gae/lab01_gae.ipynb" in capsys.readouterr().err
+
+
 def test_unknown_lab_exits_2(tmp_path, capsys):
     nb = release()
     nb.metadata.pop("rlprep", None)

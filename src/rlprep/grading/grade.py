@@ -54,9 +54,27 @@ class GradeReport:
 
 
 # -- input checks ---------------------------------------------------------------------------
+def _lab_notebook_named(name: str) -> Path | None:
+    """``labs/<lab>/<name>`` in the course checkout, when ``name`` is a lab notebook's file name."""
+    from rlprep.paths import repo_root
+
+    root = repo_root()
+    candidate = root / "labs" / Path(name).stem / Path(name).name if root else None
+    return candidate if candidate is not None and candidate.is_file() else None
+
+
 def read_submission(path) -> nbformat.NotebookNode:
     path = Path(path)
+    if path.is_dir():
+        inside = sorted(p.name for p in path.glob("*.ipynb"))
+        example = path / (inside[0] if inside else f"{path.name}.ipynb")
+        raise RlprepError(f"{path} is a folder, not a notebook", f"pass the notebook inside it, e.g. rlprep grade {example}")
     if not path.is_file():
+        # A learner in the repository root often types the name the lab notebook shows (lab01_gae.ipynb).
+        lab_nb = _lab_notebook_named(path.name) if not path.parent.name or path.parent == Path(".") else None
+        if lab_nb is not None:
+            where = os.path.relpath(lab_nb) if not os.path.relpath(lab_nb).startswith("..") else str(lab_nb)
+            raise RlprepError(f"{path} does not exist in {Path.cwd()}", f"the lab notebook is {where}: rlprep grade {where}")
         raise RlprepError(f"{path} does not exist", "pass the path of your lab notebook, e.g. labs/lab01_gae/lab01_gae.ipynb")
     if path.suffix != ".ipynb":
         raise RlprepError(f"{path} is not a notebook (.ipynb)", "pass the .ipynb file of your lab")

@@ -49,6 +49,17 @@ def test_untouched_release_scores_zero_in_every_cell(tmp_path, capsys):
     assert all(c["points"] == 0 and "NotImplementedError" in c["message"] for c in report["cells"])
 
 
+def test_report_says_what_to_do_next():
+    from rlprep.grading.grade import CellGrade, GradeReport, format_report
+
+    unfilled = GradeReport("lab01_gae", 0, 2, [CellGrade("t", 0, 2, False, "LearnerError: compute_gae raised NotImplementedError")])
+    assert "still raises NotImplementedError" in format_report(unfilled) and "Ctrl+S" in format_report(unfilled)
+    wrong = GradeReport("lab01_gae", 1, 3, [CellGrade("a", 1, 1, True, ""), CellGrade("b", 0, 2, False, "PropertyFailed: x")])
+    assert "next: fix the property each FAIL names" in format_report(wrong)
+    full = GradeReport("lab01_gae", 3, 3, [CellGrade("a", 3, 3, True, "")])
+    assert "next:" not in format_report(full)
+
+
 def test_deleted_and_edited_test_cells_are_restored_and_reported(tmp_path, capsys):
     nb = variant(reference_answer())
     nb.cells = [c for c in nb.cells if c.id not in ("test_gae_episode_end", "setup")]  # deleted

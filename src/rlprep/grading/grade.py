@@ -240,6 +240,12 @@ def format_report(report: GradeReport) -> str:
     if report.tampering:
         lines.append("tampering: test cells changed in your notebook were restored before grading: "
                      + ", ".join(report.tampering))
+    if any("raised NotImplementedError" in c.message for c in report.cells):
+        lines.append("next: an answer cell still raises NotImplementedError. Replace that line with your code and "
+                     "save the notebook (Ctrl+S): grading reads the saved file, not what is on screen.")
+    elif report.score < report.max_score:
+        lines.append("next: fix the property each FAIL names in your answer cells, save the notebook (Ctrl+S), "
+                     "then grade again.")
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -44,6 +45,10 @@ def test_lab_dry_run_uses_learner_config(tmp_path, capsys, monkeypatch):
     assert main(["lab", "--dry-run", "--no-browser"]) == 0
     out = capsys.readouterr().out
     assert "notebooks/00_start_here.ipynb" in out and "--no-browser" in out
+    # headless, the printed URL is all a learner has: it must lead to the start page, not an empty launcher
+    assert "--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb" in out
+    # JupyterLab's terminals find this interpreter's `rlprep` without an activated venv
+    assert f"PATH={os.path.dirname(sys.executable)}{os.pathsep}" in out
     page = json.loads((repo_root() / "build" / "jupyter-learner" / "labconfig" / "page_config.json").read_text())
     assert page["disabledExtensions"]["@jupyter/nbgrader:formgrader"] is True
     assert page["disabledExtensions"]["@jupyterlab/apputils-extension:announcements"] is True

@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     cmd = build_command(root, args.port, open_browser)
     if args.dry_run:
         print("JUPYTER_CONFIG_PATH=" + env["JUPYTER_CONFIG_PATH"])
+        print("PATH=" + env["PATH"])
         print(" ".join(cmd))
         return 0
     if not open_browser:

@@ -49,6 +49,8 @@ def test_lab_dry_run_uses_learner_config(tmp_path, capsys, monkeypatch):
     assert "--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb" in out
     # JupyterLab's terminals find this interpreter's `rlprep` without an activated venv
     assert f"PATH={os.path.dirname(sys.executable)}{os.pathsep}" in out
+    if os.name != "nt":  # and its terminals are not login shells, whose /etc/profile would reset PATH
+        assert "--ServerApp.terminado_settings=shell_command=" in out
     page = json.loads((repo_root() / "build" / "jupyter-learner" / "labconfig" / "page_config.json").read_text())
     assert page["disabledExtensions"]["@jupyter/nbgrader:formgrader"] is True
     assert page["disabledExtensions"]["@jupyterlab/apputils-extension:announcements"] is True

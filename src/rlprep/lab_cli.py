@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,11 @@ def build_command(root: Path, port: int, open_browser: bool) -> list[str]:
            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if not open_browser:
         cmd.append("--no-browser")
+    shell = os.environ.get("SHELL") or shutil.which("sh")
+    if os.name != "nt" and shell:
+        # Started without a tty (headless, nohup), JupyterLab opens its terminals as login shells, and a login
+        # shell's /etc/profile resets PATH, losing .venv/bin (see run). Name the shell so it is not a login one.
+        cmd.append(f"--ServerApp.terminado_settings=shell_command={shell}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     return cmd

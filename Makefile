@@ -22,6 +22,7 @@ help:
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "rlprep needs Python >= 3.11; set PYTHON=python3.11")'
+	@echo "first run: installing rlprep and its dependencies into $(VENV) (about 3 minutes, ~3 GB; pip is quiet)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[course]"

@@ -157,21 +157,20 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="data-parallel DPO / GRPO / PPO under accelerate launch")
-    parser.add_argument("--trainer", default="dpo", choices=TRAINERS)
-    parser.add_argument("--profile", default=None)
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="per process: DPO pairs, GRPO prompts (x group_size completions), PPO rollouts")
-    parser.add_argument("--digest-dir", default=None,
-                        help="write weights-<rank>.sha256 (start and end digests) and prompts-<rank>.sha256 here")
-    args = parser.parse_args(argv)
-    config = _config(args.trainer, args.profile, args.steps, args.batch_size)
-    accelerator = _make_accelerator()
-    trainer, seen = build_trainer(args.trainer, config, accelerator)
+def _trainer_names(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in names if x not in TRAINERS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown trainer(s) {bad or text!r}: pick from {','.join(TRAINERS)}")
+    return names
+
+
+def run_one(name: str, args, accelerator) -> None:
+    """Train ``name`` for ``args.steps`` steps in this process; print one line, write the digests."""
+    config = _config(name, args.profile, args.steps, args.batch_size)
+    trainer, seen = build_trainer(name, config, accelerator)
     start_digest = weights_digest(accelerator.unwrap_model(trainer.policy))
-    if args.trainer == "dpo":
+    if name == "dpo":
         rows = [trainer.step(step) for step in range(config.steps)]
         seen = [f"{p.prompt}\x00{p.chosen}\x00{p.rejected}" for p in trainer.pairs]
     else:
@@ -182,11 +181,27 @@ def main(argv: list[str] | None = None) -> int:
     rank = accelerator.process_index
     if args.digest_dir:
         out = Path(args.digest_dir)
-        _write_atomic(out / f"weights-{rank}.sha256", f"{start_digest}\n{digest}\n")
-        _write_atomic(out / f"prompts-{rank}.sha256", data_digest + "\n")
-    key = HEADLINE[args.trainer]
-    print(f"rank {rank}/{accelerator.num_processes}: {args.trainer} {len(rows)} steps, "
+        _write_atomic(out / f"{name}-weights-{rank}.sha256", f"{start_digest}\n{digest}\n")
+        _write_atomic(out / f"{name}-data-{rank}.sha256", data_digest + "\n")
+    key = HEADLINE[name]
+    print(f"rank {rank}/{accelerator.num_processes}: {name} {len(rows)} steps, "
           f"last {key} {rows[-1][key]:.4f}, data {data_digest[:12]}, weights {digest[:12]}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="data-parallel DPO / GRPO / PPO under accelerate launch")
+    parser.add_argument("--trainer", default=["dpo"], type=_trainer_names,
+                        help=f"one of {','.join(TRAINERS)}, or several comma-separated (trained one after another)")
+    parser.add_argument("--profile", default=None)
+    parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="per process: DPO pairs, GRPO prompts (x group_size completions), PPO rollouts")
+    parser.add_argument("--digest-dir", default=None,
+                        help="write <trainer>-weights-<rank>.sha256 (start and end) and <trainer>-data-<rank>.sha256")
+    args = parser.parse_args(argv)
+    accelerator = _make_accelerator()
+    for name in args.trainer:
+        run_one(name, args, accelerator)
     return 0
 
 

@@ -76,3 +76,39 @@ def test_weights_digest_tells_models_apart():
     with torch.no_grad():
         b.bias[0] += 1e-6
     assert weights_digest(a) != weights_digest(b)
+
+
+def test_unwrap_model_reaches_the_plain_module():
+    torch = pytest.importorskip("torch")
+    from rlprep.trainers.sequences import unwrap_model
+
+    inner = torch.nn.Linear(3, 2)
+    assert unwrap_model(inner) is inner
+    assert unwrap_model(torch.nn.DataParallel(inner)) is inner
+
+    class Compiled(torch.nn.Module):  # what torch.compile returns: the model sits in _orig_mod
+        def __init__(self, model):
+            super().__init__()
+            self._orig_mod = model
+
+    assert unwrap_model(Compiled(torch.nn.DataParallel(inner))) is inner
+
+
+def test_backends_that_would_not_train_are_refused():
+    from types import SimpleNamespace
+
+    from rlprep.errors import RlprepError
+    from rlprep.trainers.distributed import check_backend
+
+    for kind, name in (("DEEPSPEED", "dpo"), ("DEEPSPEED", "grpo"), ("FSDP", "grpo"), ("FSDP", "ppo")):
+        with pytest.raises(RlprepError):
+            check_backend(name, SimpleNamespace(distributed_type=kind))
+    for kind, name in (("MULTI_CPU", "grpo"), ("MULTI_GPU", "ppo"), ("FSDP", "dpo"), ("NO", "grpo")):
+        check_backend(name, SimpleNamespace(distributed_type=kind))
+
+
+def test_accelerate_config_examples_parse():
+    yaml = pytest.importorskip("yaml")
+    root = SRC.parent / "configs" / "accelerate"
+    kinds = {f.stem: yaml.safe_load(f.read_text())["distributed_type"] for f in root.glob("*.yaml")}
+    assert kinds == {"multi_gpu": "MULTI_GPU", "zero2": "DEEPSPEED", "fsdp": "FSDP"}

@@ -75,12 +75,34 @@ def _record_prompts(trainer, attribute: str, seen: list[str]) -> None:
     setattr(trainer, attribute, recording)
 
 
+def check_backend(name: str, accelerator) -> None:
+    """Refuse the combinations that would run but not train correctly, with the reason and the fix.
+
+    * DeepSpeed: the trainers call ``loss.backward()`` and ``optimizer.step()`` themselves, and accelerate's
+      DeepSpeed optimizer wrapper makes ``step()`` a no-op (the engine steps inside ``accelerator.backward``),
+      so no weight would ever change.
+    * FSDP with GRPO or PPO: they sample inside each step through the unwrapped module, which under FSDP holds
+      only this process's shard of the weights.
+    """
+    from rlprep.errors import RlprepError
+
+    kind = str(getattr(accelerator.distributed_type, "value", accelerator.distributed_type)).upper()
+    if kind == "DEEPSPEED":
+        raise RlprepError("the rlprep trainers do not run under DeepSpeed yet: they call loss.backward() and "
+                          "optimizer.step() directly, which accelerate's DeepSpeed engine ignores (no update)",
+                          "use configs/accelerate/multi_gpu.yaml (DDP), or fsdp.yaml for DPO")
+    if kind == "FSDP" and name != "dpo":
+        raise RlprepError(f"the {name} trainer samples during each step, which is not wired for FSDP's sharded "
+                          "weights", "use configs/accelerate/multi_gpu.yaml (DDP) for GRPO and PPO")
+
+
 def build_trainer(name: str, config, accelerator):
     """The trainer ``name`` for this process: data seed ``seed + rank``, the process's device, wrapped by
     ``accelerator``. The main process builds (and caches) the SFT warm start and reward model first, so the
     processes never race on the cache. Returns ``(trainer, seen_prompts)``."""
     if name not in TRAINERS:
         raise ValueError(f"trainer must be one of {TRAINERS}, got {name!r}")
+    check_backend(name, accelerator)
     config = replace(config, seed=config.seed + accelerator.process_index, device=str(accelerator.device))
     seen: list[str] = []
     with accelerator.main_process_first():

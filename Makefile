@@ -46,8 +46,11 @@ release: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m rlprep bench
 
-gpu-check: $(STAMP)
-	$(PY) -m rlprep bench --gpu
+# No install step: a GPU image is often offline, with torch and transformers already there. Uses .venv when it
+# exists, else $(PYTHON); writes docs/benchmarks-gpu.md, .json and -labs.png (into $$OUT when that is set).
+gpu-check:
+	@if [ -x $(PY) ]; then py=$(PY); else py=$(PYTHON); fi; \
+	PYTHONPATH=src$${PYTHONPATH:+:$$PYTHONPATH} $$py -m rlprep bench --gpu
 
 e2e: $(STAMP)
 	$(PY) -m pytest -q -m e2e tests/e2e

@@ -14,7 +14,7 @@ from rlprep.errors import RlprepError  # noqa: E402
 
 def _args(tmp_path, **kw):
     base = dict(gpu=False, quick=True, only=None, profile=None, repeats=None, target_seconds=None,
-                target_points=None, out=str(tmp_path))
+                target_points=None, out=str(tmp_path), budget_seconds=None, dry_run=False)
     base.update(kw)
     return SimpleNamespace(**base)
 
@@ -77,3 +77,46 @@ def test_rollout_counts_tokens_of_both_samplers(monkeypatch):
         assert 4 <= out[name]["tokens_per_call"] <= 16  # >= 1 token per row, <= batch x new tokens
         assert out[name]["tokens_per_s"] > 0
     assert out["ours_over_hf"] == pytest.approx(out["ours"]["tokens_per_s"] / out["hf_generate"]["tokens_per_s"])
+
+
+def test_gpu_check_dry_run_end_to_end_without_trl_or_nbgrader(tmp_path, monkeypatch):
+    """`make gpu-check`'s code path on the CPU (tiny budgets): every lab trains, every section reports, the report,
+    JSON and figure land in $OUT, and the missing tools are skipped with a note, not faked."""
+    real_have = bench.have
+    monkeypatch.setattr(bench, "have", lambda module: module not in ("trl", "nbgrader") and real_have(module))
+    monkeypatch.setenv("OUT", str(tmp_path))
+    monkeypatch.setenv("RLPREP_NO_BAR", "1")
+    monkeypatch.setenv("RLPREP_HOME", str(tmp_path / "home"))  # a lab stopped at its budget saves its run here
+    assert bench.run(_args(None, gpu=True, quick=False, out=None, dry_run=True)) == 0
+    report = json.loads((tmp_path / "benchmarks-gpu.json").read_text())
+    assert report["dry_run"] is True and report["machine"]["device"] == "cpu"
+    assert set(report["sections"]) == set(bench.GPU_SECTIONS)
+    labs = report["sections"]["labs"]
+    assert set(bench.LAB_SHARES) <= set(labs)
+    for lab in bench.LAB_SHARES:
+        assert "error" not in labs[lab], f"{lab}: {labs[lab].get('error')}"
+        assert labs[lab]["steps"] >= 1 and labs[lab]["curve"]["values"], lab
+    assert report["sections"]["steps"]["grpo"]["trl"] == {"skipped": "trl is not installed"}
+    assert report["sections"]["steps"]["grpo"]["ours"]["steps_per_s"] > 0
+    assert report["sections"]["grading"]["skipped"] == "nbgrader is not installed"
+    md = (tmp_path / "benchmarks-gpu.md").read_text()
+    for line in ("skipped: trl is not installed", "skipped: nbgrader is not installed", "DRY RUN",
+                 "## Labs in the smoke profile", "| lab05_grpo |", "| lab07_infonce |"):
+        assert line in md, line
+    assert (tmp_path / report["figure"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_dry_run_belongs_to_the_gpu_half(tmp_path):
+    with pytest.raises(RlprepError):
+        bench.run(_args(tmp_path, dry_run=True))
+
+
+def test_gpu_section_is_spliced_into_benchmarks_md_once():
+    cpu_md = "# Benchmarks\n\n## Test suite\n\n12 s\n"
+    gpu_v1 = "# Benchmarks\n\nGenerated on H200.\n\n## Labs in the gpu profile\n\n| lab05_grpo | 80 |\n"
+    once = bench.splice_gpu_section(cpu_md, gpu_v1)
+    assert once.startswith(cpu_md.rstrip()) and "### Labs in the gpu profile" in once
+    assert "## GPU: `make gpu-check`" in once and "Generated on H200." in once
+    gpu_v2 = gpu_v1.replace("80", "75")
+    twice = bench.splice_gpu_section(once, gpu_v2)
+    assert twice.count(bench.GPU_BEGIN) == 1 and "| lab05_grpo | 75 |" in twice and "| 80 |" not in twice

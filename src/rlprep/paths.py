@@ -5,19 +5,28 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import platformdirs
+
+def _user_dir(kind: str) -> str:
+    """The user's cache or data dir from platformdirs; without it (a bare GPU image), the XDG defaults that
+    platformdirs gives on Linux."""
+    try:
+        import platformdirs
+    except ImportError:
+        sub = ".cache" if kind == "cache" else ".local/share"
+        return str(Path.home() / sub / "rlprep")
+    return platformdirs.user_cache_dir("rlprep") if kind == "cache" else platformdirs.user_data_dir("rlprep")
 
 
 def cache_dir() -> Path:
     """Checkpoints and gradebooks: ``$RLPREP_CACHE``, else the user's cache dir."""
-    path = Path(os.environ.get("RLPREP_CACHE") or platformdirs.user_cache_dir("rlprep")).expanduser().resolve()
+    path = Path(os.environ.get("RLPREP_CACHE") or _user_dir("cache")).expanduser().resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def data_dir() -> Path:
     """The learner's own data (mock-interview history, grades): ``$RLPREP_HOME``, else the user's data dir."""
-    path = Path(os.environ.get("RLPREP_HOME") or platformdirs.user_data_dir("rlprep")).expanduser().resolve()
+    path = Path(os.environ.get("RLPREP_HOME") or _user_dir("data")).expanduser().resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -31,7 +31,7 @@ import torch
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.sequences import (completion_logprobs, encode_pairs, forward_logits, frozen_copy, reference,
-                                       resolve_device, seed_everything)
+                                       resolve_device, seed_everything, unwrap_model)
 
 SWEEP_BETAS = (0.01, 0.05, 0.1, 0.5, 1.0)
 
@@ -152,7 +152,7 @@ class DPOTrainer:
         prompts = [p.prompt for p in batch] * 2
         completions = [p.chosen for p in batch] + [p.rejected for p in batch]
         ids, attn, comp = encode_pairs(self.tokenizer, prompts, completions, self.device,
-                                       max_length=getattr(self.policy, "module", self.policy).config.n_positions)  # (2B, L) each
+                                       max_length=unwrap_model(self.policy).config.n_positions)  # (2B, L) each
         missing = [k for k, i in enumerate(idx) if i not in self.ref_cache]
         if missing:  # reference log-probs: once per pair, ever
             rows = missing + [B + k for k in missing]  # chosen rows, then their rejected rows
@@ -187,8 +187,8 @@ class DPOTrainer:
         from rlprep.rollout import generate
 
         self.policy.eval()
-        out = generate(self.policy, self.tokenizer, self.eval_prompts, max_new_tokens=self.config.max_new_tokens,
-                       temperature=1.0, seed=self.config.seed * 7919 + seed)
+        out = generate(unwrap_model(self.policy), self.tokenizer, self.eval_prompts,
+                       max_new_tokens=self.config.max_new_tokens, temperature=1.0, seed=self.config.seed * 7919 + seed)
         self.policy.train()
         C = out.completion_ids.shape[1]
         ids, attn = out.input_ids.to(self.device), out.attention_mask.to(self.device)

@@ -35,7 +35,7 @@ import torch
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.sequences import (completion_logprobs, frozen_copy, reference, resolve_device,
-                                       seed_everything, truncated_rows)
+                                       seed_everything, truncated_rows, unwrap_model)
 
 AGGREGATIONS = ("token", "sequence")
 SCALES = ("group", "batch", "none")
@@ -254,7 +254,7 @@ class GRPOTrainer:
         return [ex.prompt for ex in self.task.sample(n, split="train", seed=seed)]
 
     def evaluate(self) -> float:
-        return evaluate_accuracy(self.policy, self.tokenizer, self.task, self.eval_examples,
+        return evaluate_accuracy(unwrap_model(self.policy), self.tokenizer, self.task, self.eval_examples,
                                  self.config.max_new_tokens)
 
     @torch.no_grad()
@@ -265,7 +265,7 @@ class GRPOTrainer:
         cfg = self.config
         repeated = [p for p in prompts for _ in range(cfg.group_size)]  # (N*G,) consecutive groups
         self.policy.eval()
-        rollout = generate(self.policy, self.tokenizer, repeated, max_new_tokens=cfg.max_new_tokens,
+        rollout = generate(unwrap_model(self.policy), self.tokenizer, repeated, max_new_tokens=cfg.max_new_tokens,
                            temperature=cfg.temperature, seed=int(self.rng.integers(2**31)))
         self.policy.train()
         rewards = torch.tensor([float(self.task.reward(p, t)) for p, t in zip(repeated, rollout.texts)],

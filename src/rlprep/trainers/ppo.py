@@ -39,7 +39,8 @@ from torch import nn
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy,
-                                       position_ids_from_mask, reference, resolve_device, seed_everything)
+                                       position_ids_from_mask, reference, resolve_device, seed_everything,
+                                       unwrap_model)
 
 
 class ValueModel(nn.Module):
@@ -243,7 +244,7 @@ class PPOTrainer:
 
         prompts = prompts or self.eval_prompts
         self.policy.eval()
-        out = generate(self.policy, self.tokenizer, prompts, max_new_tokens=self.config.max_new_tokens,
+        out = generate(unwrap_model(self.policy), self.tokenizer, prompts, max_new_tokens=self.config.max_new_tokens,
                        temperature=self.config.temperature, seed=seed)
         self.policy.train()
         gold = torch.tensor([self.task.gold_score(p, t) for p, t in zip(prompts, out.texts)], dtype=torch.float32)
@@ -260,7 +261,7 @@ class PPOTrainer:
         prompts = self._train_prompts(cfg.batch_size)
         self.policy.eval()
         with torch.no_grad():
-            out = generate(self.policy, self.tokenizer, prompts, max_new_tokens=cfg.max_new_tokens,
+            out = generate(unwrap_model(self.policy), self.tokenizer, prompts, max_new_tokens=cfg.max_new_tokens,
                            temperature=cfg.temperature, seed=int(self.rng.integers(2**31)))
         self.policy.train()
         C = out.completion_ids.shape[1]

@@ -131,6 +131,24 @@ def resolve_device(device: str | None, profile) -> torch.device:
     return torch.device(name)
 
 
+def unwrap_model(model):
+    """The plain module inside a data-parallel wrapper (DDP, ``nn.DataParallel``) or a ``torch.compile``'d model.
+
+    Code that samples with the policy (``rollout.generate`` reads ``model.config``) or saves it must use this:
+    the wrapper hides the model's attributes, and sampling through it would start gradient bookkeeping
+    that each process would do a different number of times.
+    """
+    from torch.nn.parallel import DistributedDataParallel
+
+    while True:
+        if isinstance(model, (DistributedDataParallel, torch.nn.DataParallel)):
+            model = model.module
+        elif hasattr(model, "_orig_mod"):  # torch.compile's OptimizedModule
+            model = model._orig_mod
+        else:
+            return model
+
+
 def frozen_copy(model):
     """A frozen deep copy of ``model`` in eval mode (the reference policy)."""
     import copy

@@ -11,7 +11,7 @@ import pytest
 from grading_helpers import RELEASE, ROOT, SOLUTION, solution
 from rlprep.algos.gae import compute_gae
 from rlprep.grading import authoring
-from rlprep.grading.build_lab01 import cells as lab01_cells
+from rlprep.grading.build_lab01 import build as build_lab01
 from rlprep.grading.build_lab01 import hidden_fixtures
 
 
@@ -34,7 +34,7 @@ def test_reference_source_keeps_signature_and_docstring_above_the_markers():
 
 
 def test_solution_builder_is_deterministic_and_committed(tmp_path):
-    built = authoring.write_notebook(authoring.notebook(lab01_cells(), lab="lab01_gae"), tmp_path / "a.ipynb")
+    built = build_lab01(tmp_path)
     assert built.read_bytes() == SOLUTION.read_bytes(), \
         "solutions/lab01_gae is stale: run python -m rlprep.grading.build_lab01 && rlprep release"
 

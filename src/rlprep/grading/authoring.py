@@ -24,6 +24,8 @@ from pathlib import Path
 
 import nbformat
 
+from rlprep.paths import repo_root
+
 SCHEMA_VERSION = 3
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
@@ -144,3 +146,31 @@ def write_notebook(nb, path) -> Path:
         nbformat.write(nb, fh)
     os.replace(tmp, path)
     return path
+
+
+def grade_yourself_cells(lab: str) -> list:
+    """The closing "Grade yourself" cells of lab ``lab``: save, then grade this file with the hidden tests."""
+    return [
+        md("grade-intro", """
+            ## Grade yourself
+
+            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
+            separate process, and prints each test with its points.
+            """),
+        demo("grade-self", f"""
+            import subprocess
+            import sys
+
+            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "{lab}.ipynb"],
+                                    capture_output=True, text=True)
+            print(result.stdout or result.stderr)
+            """),
+    ]
+
+
+def build_solution(lab: str, cells: list, root=None) -> Path:
+    """Write ``solutions/<lab>/<lab>.ipynb`` under ``root`` (default: this course checkout) and return its path."""
+    root = Path(root) if root else repo_root()
+    if root is None:
+        raise SystemExit("run from a course checkout (needs solutions/)")
+    return write_notebook(notebook(cells, lab=lab), root / "solutions" / lab / f"{lab}.ipynb")

@@ -13,7 +13,6 @@ import torch
 from rlprep.algos.grpo import group_advantages, grpo_loss, kl_k3
 from rlprep.grading import authoring as A
 from rlprep.grading.build_lab04 import flit, tlit
-from rlprep.paths import repo_root
 
 LAB = "lab05_grpo"
 
@@ -473,28 +472,13 @@ def cells():
               --execute solutions/lab05_grpo/lab05_grpo.ipynb --output /tmp/lab05_cpu.ipynb` (the reference answers);
             * the grading of your copy: `rlprep grade labs/lab05_grpo/lab05_grpo.ipynb`.
             """),
-        A.md("grade-intro", """
-            ## Grade yourself
-
-            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
-            separate process, and prints each test with its points.
-            """),
-        A.demo("grade-self", """
-            import subprocess
-            import sys
-
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab05_grpo.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout or result.stderr)
-            """),
+        *A.grade_yourself_cells(LAB),
     ]
 
 
 def build(root=None):
-    root = root or repo_root()
-    if root is None:
-        raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
+    """Write ``solutions/<LAB>/<LAB>.ipynb`` under ``root`` (default: this checkout)."""
+    return A.build_solution(LAB, cells(), root)
 
 
 if __name__ == "__main__":

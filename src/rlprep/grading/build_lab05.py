@@ -279,7 +279,7 @@ def cells():
 
             import matplotlib.pyplot as plt
 
-            from rlprep.demos.grpo import learner_references, ratio_spread
+            from rlprep.demos.grpo import ratio_spread
             from rlprep.profiles import get_profile
             from rlprep.tinyworld import get_task
             from rlprep.trainers.grpo import (ZERO_LOSS_CAUSES, GRPOConfig, load_warm_start, reproduce_zero_loss,
@@ -345,19 +345,18 @@ def cells():
             header = f"{'cause':<14}{'loss':>9}{'grad_norm':>11}{'zero_std':>10}{'valid':>8}{'clip':>7}  diagnosis"
             print(header)
             zero_loss = {}  # cause -> (logged stats, your diagnosis)
-            with learner_references(**mine):  # the trainer's reproductions use your functions too
-                for cause in ZERO_LOSS_CAUSES:
-                    try:
-                        stats = reproduce_zero_loss(cause, policy, tokenizer, task, config=config)
-                    except ValueError as err:  # e.g. no all-correct group in the pool for a weak warm start
-                        print(f"{cause:<14}could not be reproduced here: {err}")
-                        continue
-                    verdict = diagnose_zero_loss(stats)
-                    zero_loss[cause] = (stats, verdict)
-                    mark = "ok" if verdict in EXPECTED[cause] else f"<- expected {' or '.join(sorted(EXPECTED[cause]))}"
-                    print(f"{cause:<14}{stats['loss']:>9.2g}{stats['grad_norm']:>11.3g}"
-                          f"{stats['frac_zero_std_groups']:>10.2f}{stats['frac_valid_tokens']:>8.2f}"
-                          f"{stats['clip_frac']:>7.2f}  {verdict} {mark}")
+            for cause in ZERO_LOSS_CAUSES:
+                try:
+                    stats = reproduce_zero_loss(cause, policy, tokenizer, task, config=config, **mine)  # your functions
+                except ValueError as err:  # e.g. no all-correct group in the pool for a weak warm start
+                    print(f"{cause:<14}could not be reproduced here: {err}")
+                    continue
+                verdict = diagnose_zero_loss(stats)
+                zero_loss[cause] = (stats, verdict)
+                mark = "ok" if verdict in EXPECTED[cause] else f"<- expected {' or '.join(sorted(EXPECTED[cause]))}"
+                print(f"{cause:<14}{stats['loss']:>9.2g}{stats['grad_norm']:>11.3g}"
+                      f"{stats['frac_zero_std_groups']:>10.2f}{stats['frac_valid_tokens']:>8.2f}"
+                      f"{stats['clip_frac']:>7.2f}  {verdict} {mark}")
             """),
         A.md("dapo-intro", """
             ## DAPO's pieces, one at a time (W08, W24, W25)

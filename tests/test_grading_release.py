@@ -79,6 +79,22 @@ def test_authoring_rejects_bad_ids():
         authoring.notebook([authoring.md("a", "x"), authoring.md("a", "y")])
 
 
+
+def test_literals_round_trip_exactly():
+    """Hidden tests paste expected values as literals: evaluating one gives back the very same numbers."""
+    import numpy as np
+    import torch
+
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64) / 3
+    cases = [(x, x), (x.float(), x.float().double()), (x[0].numpy(), x[0]), (x.clone().requires_grad_(), x)]
+    for value, expected in cases:
+        back = eval(authoring.tensor_literal(value), {"torch": torch})  # noqa: S307 - our own literal
+        assert back.dtype == torch.float64 and torch.equal(back, expected)
+    ints = eval(authoring.tensor_literal(torch.tensor([[1, 2], [3, 4]])), {"torch": torch})  # noqa: S307
+    assert ints.dtype == torch.int64 and ints.tolist() == [[1, 2], [3, 4]]
+    assert "dtype=torch.float32" in authoring.tensor_literal([0.5], dtype="torch.float32")
+    assert float(authoring.float_literal(np.float32(1 / 3))) == float(np.float32(1 / 3))
+
 def test_lab01_demo_cells_run_in_the_smoke_profile(monkeypatch):
     """The chain-MDP demo (bias²/variance vs λ) runs with the reference answer; the plot gets drawn."""
     import matplotlib

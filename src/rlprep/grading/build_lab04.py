@@ -8,25 +8,14 @@ as literals (the gradebook stores hidden tests as text, so they must never conta
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from rlprep.algos.dpo import dpo_loss, sequence_logprobs
 from rlprep.grading import authoring as A
+from rlprep.grading.authoring import float_literal as flit
+from rlprep.grading.authoring import tensor_literal as tlit
 
 LAB = "lab04_dpo"
-
-
-def tlit(x, dtype: str = "torch.float64") -> str:
-    """A tensor/array as a ``torch.tensor(...)`` literal with full precision (ints stay ints)."""
-    arr = np.asarray(x.detach().numpy() if isinstance(x, torch.Tensor) else x)
-    if arr.dtype.kind in "iu":
-        return f"torch.tensor({arr.tolist()!r})"
-    return f"torch.tensor({np.asarray(arr, dtype=np.float64).tolist()!r}, dtype={dtype})"
-
-
-def flit(x) -> str:
-    return repr(float(x))
 
 
 def hidden_fixtures() -> dict:

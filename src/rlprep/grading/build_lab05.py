@@ -12,7 +12,8 @@ import torch
 
 from rlprep.algos.grpo import group_advantages, grpo_loss, kl_k3
 from rlprep.grading import authoring as A
-from rlprep.grading.build_lab04 import flit, tlit
+from rlprep.grading.authoring import float_literal as flit
+from rlprep.grading.authoring import tensor_literal as tlit
 
 LAB = "lab05_grpo"
 

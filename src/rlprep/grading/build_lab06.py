@@ -12,18 +12,10 @@ import torch
 
 from rlprep.algos.importance_sampling import importance_weights, is_estimate
 from rlprep.grading import authoring as A
+from rlprep.grading.authoring import float_literal as flit
+from rlprep.grading.authoring import tensor_literal as tlit
 
 LAB = "lab06_importance_sampling"
-
-
-def tlit(x) -> str:
-    """A tensor (any shape) as a float64 ``torch.tensor`` literal with full precision."""
-    t = torch.as_tensor(x, dtype=torch.float64)
-    return f"torch.tensor({t.tolist()!r}, dtype=torch.float64)"
-
-
-def flit(x) -> str:
-    return repr(float(x))
 
 
 def hidden_fixtures() -> dict:

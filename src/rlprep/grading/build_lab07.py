@@ -12,18 +12,11 @@ import torch
 
 from rlprep.algos.infonce import infonce_loss
 from rlprep.grading import authoring as A
+from rlprep.grading.authoring import float_literal as flit
+from rlprep.grading.authoring import tensor_literal as tlit
 from rlprep.grading.asserts import value_and_grad
 
 LAB = "lab07_infonce"
-
-
-def tlit(x) -> str:
-    t = torch.as_tensor(x, dtype=torch.float64)
-    return f"torch.tensor({t.tolist()!r}, dtype=torch.float64)"
-
-
-def flit(x) -> str:
-    return repr(float(x))
 
 
 def hidden_fixtures() -> dict:

@@ -11,7 +11,7 @@ import pytest
 from grading_helpers import RELEASE, ROOT, SOLUTION, solution
 from rlprep.algos.gae import compute_gae
 from rlprep.grading import authoring
-from rlprep.grading.build_lab01 import cells as lab01_cells
+from rlprep.grading.build_lab01 import build as build_lab01
 from rlprep.grading.build_lab01 import hidden_fixtures
 
 
@@ -34,7 +34,7 @@ def test_reference_source_keeps_signature_and_docstring_above_the_markers():
 
 
 def test_solution_builder_is_deterministic_and_committed(tmp_path):
-    built = authoring.write_notebook(authoring.notebook(lab01_cells(), lab="lab01_gae"), tmp_path / "a.ipynb")
+    built = build_lab01(tmp_path)
     assert built.read_bytes() == SOLUTION.read_bytes(), \
         "solutions/lab01_gae is stale: run python -m rlprep.grading.build_lab01 && rlprep release"
 
@@ -78,6 +78,22 @@ def test_authoring_rejects_bad_ids():
     with pytest.raises(ValueError, match="duplicate"):
         authoring.notebook([authoring.md("a", "x"), authoring.md("a", "y")])
 
+
+
+def test_literals_round_trip_exactly():
+    """Hidden tests paste expected values as literals: evaluating one gives back the very same numbers."""
+    import numpy as np
+    import torch
+
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64) / 3
+    cases = [(x, x), (x.float(), x.float().double()), (x[0].numpy(), x[0]), (x.clone().requires_grad_(), x)]
+    for value, expected in cases:
+        back = eval(authoring.tensor_literal(value), {"torch": torch})  # noqa: S307 - our own literal
+        assert back.dtype == torch.float64 and torch.equal(back, expected)
+    ints = eval(authoring.tensor_literal(torch.tensor([[1, 2], [3, 4]])), {"torch": torch})  # noqa: S307
+    assert ints.dtype == torch.int64 and ints.tolist() == [[1, 2], [3, 4]]
+    assert "dtype=torch.float32" in authoring.tensor_literal([0.5], dtype="torch.float32")
+    assert float(authoring.float_literal(np.float32(1 / 3))) == float(np.float32(1 / 3))
 
 def test_lab01_demo_cells_run_in_the_smoke_profile(monkeypatch):
     """The chain-MDP demo (bias²/variance vs λ) runs with the reference answer; the plot gets drawn."""

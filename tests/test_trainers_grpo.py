@@ -134,6 +134,34 @@ def test_each_zero_loss_cause_shows_its_signature_on_the_real_policy(sft, cause,
     assert all(torch.equal(a, b) for a, b in zip(before, policy.parameters()))  # the helper restores weights
 
 
+def test_reproduce_zero_loss_runs_the_functions_it_is_given(sft):
+    """A lab passes the learner's graded functions; the reproduction must use them, not the references."""
+    from rlprep.algos.grpo import group_advantages
+
+    policy, tokenizer = sft
+    calls = {"group_advantages": 0, "grpo_loss": 0}
+
+    def my_advantages(*args, **kwargs):
+        calls["group_advantages"] += 1
+        return group_advantages(*args, **kwargs)
+
+    def my_loss(*args, **kwargs):
+        calls["grpo_loss"] += 1
+        return grpo_loss(*args, **kwargs)
+
+    stats = reproduce_zero_loss("all_truncated", policy, tokenizer, config=GRPOConfig.for_profile("smoke"),
+                                group_advantages=my_advantages, grpo_loss=my_loss)
+    assert calls["group_advantages"] >= 1 and calls["grpo_loss"] >= 1, calls
+    assert diagnose_zero_loss(stats) == "no_valid_tokens", stats
+
+    def broken_loss(*args, **kwargs):
+        raise RuntimeError("the learner's grpo_loss")
+
+    with pytest.raises(RuntimeError, match="learner's grpo_loss"):
+        reproduce_zero_loss("all_truncated", policy, tokenizer, config=GRPOConfig.for_profile("smoke"),
+                            grpo_loss=broken_loss)
+
+
 def test_interrupt_keeps_weights_and_saves_checkpoint_and_history(sft, tmp_path):
     policy, tokenizer = _fresh(sft)
     before = [p.detach().clone() for p in policy.parameters()]

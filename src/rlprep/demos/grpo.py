@@ -5,15 +5,12 @@ Papers: GRPO (Shao et al. 2024, arXiv 2402.03300, Eq. 3); GAE (Schulman et al. 2
 DAPO clip-higher (Yu et al. 2025, arXiv 2503.14476, Sec. 3.1); entropy mechanism (Cui et al. 2025,
 arXiv 2505.22617, the covariance form of the entropy change); GSPO (Zheng et al. 2025, arXiv 2507.18071).
 
-Also lab05_grpo's demo helpers: :func:`learner_references` temporarily makes the learner's functions the
-references that ``rlprep.trainers`` falls back to (``rlprep.algos.grpo.<name>``), so helpers without injection
-arguments (``rlprep.trainers.grpo.reproduce_zero_loss``) run the learner's code too; :func:`ratio_spread` takes a
-few GRPO updates on one batch and returns per-token ratios and GSPO's sequence ratios of the same samples (W20).
+Also lab05_grpo's demo helper :func:`ratio_spread`: it takes a few GRPO updates on one batch and returns per-token
+ratios and GSPO's sequence ratios of the same samples (W20).
 """
 
 from __future__ import annotations
 
-import contextlib
 from typing import Callable
 
 import torch
@@ -196,32 +193,6 @@ def group_bandit(correct: torch.Tensor, ref_probs: torch.Tensor, steps: int = 60
 
 
 # --- lab05_grpo demo helpers -------------------------------------------------------------------------
-
-GRADED = ("group_advantages", "kl_k3", "grpo_loss", "diagnose_zero_loss")
-
-
-@contextlib.contextmanager
-def learner_references(**functions: Callable):
-    """Inside the block, ``rlprep.algos.grpo.<name>`` is the learner's function for each name given.
-
-    Only the graded names are accepted (a typo would otherwise silently leave the reference in place).
-    """
-    import rlprep.algos.grpo as algos_grpo
-
-    unknown = sorted(set(functions) - set(GRADED))
-    if unknown:
-        raise ValueError(f"learner_references: unknown function(s) {unknown}; expected some of {list(GRADED)}")
-    saved = {name: getattr(algos_grpo, name) for name in functions}
-    try:
-        for name, fn in functions.items():
-            if not callable(fn):
-                raise ValueError(f"learner_references: {name} must be a function, got {type(fn).__name__}")
-            setattr(algos_grpo, name, fn)
-        yield
-    finally:
-        for name, fn in saved.items():
-            setattr(algos_grpo, name, fn)
-
 
 def ratio_spread(policy, tokenizer, task, config, *, group_advantages: Callable | None = None,
                  grpo_loss: Callable | None = None, kl_k3: Callable | None = None, n_updates: int = 4,

@@ -23,6 +23,9 @@ import textwrap
 from pathlib import Path
 
 import nbformat
+import numpy as np
+
+from rlprep.paths import repo_root
 
 SCHEMA_VERSION = 3
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -40,6 +43,24 @@ def _nbgrader(grade_id: str, *, grade: bool, solution: bool, locked: bool, point
     if points is not None:
         meta["points"] = points
     return meta
+
+
+def float_literal(x) -> str:
+    """A number as a float literal for a hidden test (``repr`` round-trips the full precision)."""
+    return repr(float(x))
+
+
+def tensor_literal(x, dtype: str = "torch.float64") -> str:
+    """A tensor or array (any shape) as a ``torch.tensor(...)`` literal with full precision; ints stay ints.
+
+    Hidden tests hold expected values as literals like these, never the code that computed them.
+    """
+    if hasattr(x, "detach"):  # a torch tensor (torch is not imported here: release stays light)
+        x = x.detach().cpu().numpy()
+    arr = np.asarray(x)
+    if arr.dtype.kind in "iu":
+        return f"torch.tensor({arr.tolist()!r})"
+    return f"torch.tensor({np.asarray(arr, dtype=np.float64).tolist()!r}, dtype={dtype})"
 
 
 def md(cell_id: str, text: str, locked: bool = False) -> nbformat.NotebookNode:
@@ -144,3 +165,31 @@ def write_notebook(nb, path) -> Path:
         nbformat.write(nb, fh)
     os.replace(tmp, path)
     return path
+
+
+def grade_yourself_cells(lab: str) -> list:
+    """The closing "Grade yourself" cells of lab ``lab``: save, then grade this file with the hidden tests."""
+    return [
+        md("grade-intro", """
+            ## Grade yourself
+
+            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
+            separate process, and prints each test with its points.
+            """),
+        demo("grade-self", f"""
+            import subprocess
+            import sys
+
+            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "{lab}.ipynb"],
+                                    capture_output=True, text=True)
+            print(result.stdout or result.stderr)
+            """),
+    ]
+
+
+def build_solution(lab: str, cells: list, root=None) -> Path:
+    """Write ``solutions/<lab>/<lab>.ipynb`` under ``root`` (default: this course checkout) and return its path."""
+    root = Path(root) if root else repo_root()
+    if root is None:
+        raise SystemExit("run from a course checkout (needs solutions/)")
+    return write_notebook(notebook(cells, lab=lab), root / "solutions" / lab / f"{lab}.ipynb")

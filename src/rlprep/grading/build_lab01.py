@@ -12,7 +12,6 @@ import numpy as np
 
 from rlprep.algos.gae import compute_gae
 from rlprep.grading import authoring as A
-from rlprep.paths import repo_root
 
 LAB = "lab01_gae"
 
@@ -314,28 +313,13 @@ def cells():
                 print(f"λ = {lam:<4g} held-out gold {m['gold_start']:+.3f} -> {m['gold_end']:+.3f} "
                       f"± {m['gold_end_se']:.3f}, KL {m['kl_end']:.3f} nats")
             """),
-        A.md("grade-intro", """
-            ## Grade yourself
-
-            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
-            separate process, and prints each test with its points.
-            """),
-        A.demo("grade-self", """
-            import subprocess
-            import sys
-
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab01_gae.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout or result.stderr)
-            """),
+        *A.grade_yourself_cells(LAB),
     ]
 
 
 def build(root=None):
-    root = root or repo_root()
-    if root is None:
-        raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
+    """Write ``solutions/<LAB>/<LAB>.ipynb`` under ``root`` (default: this checkout)."""
+    return A.build_solution(LAB, cells(), root)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ import torch
 
 from rlprep.algos.reward_model import bradley_terry_loss
 from rlprep.grading import authoring as A
-from rlprep.paths import repo_root
 
 LAB = "lab02_reward_model"
 
@@ -232,28 +231,13 @@ def cells():
             *Try this:* train with half the steps and redo best-of-N (a worse RM over-optimises sooner); flip
             the sign of the margin in your loss (the rejected completion wins) and watch the accuracy fall below 50%.
             """),
-        A.md("grade-intro", """
-            ## Grade yourself
-
-            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
-            separate process, and prints each test with its points.
-            """),
-        A.demo("grade-self", """
-            import subprocess
-            import sys
-
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab02_reward_model.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout or result.stderr)
-            """),
+        *A.grade_yourself_cells(LAB),
     ]
 
 
 def build(root=None):
-    root = root or repo_root()
-    if root is None:
-        raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
+    """Write ``solutions/<LAB>/<LAB>.ipynb`` under ``root`` (default: this checkout)."""
+    return A.build_solution(LAB, cells(), root)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ import torch
 
 from rlprep.algos import ppo
 from rlprep.grading import authoring as A
-from rlprep.paths import repo_root
 
 LAB = "lab03_ppo_rlhf"
 F64 = "dtype=torch.float64"
@@ -365,7 +364,7 @@ def cells():
                       f"{row['gold_start']:+.3f} -> {row['gold_end']:+.3f} ± {row['gold_end_se']:.3f}   "
                       f"KL {row['kl_end']:.3f} nats")
             """),
-        A.md("summary", """
+        A.md("summary", r"""
             **What to see.** With your functions the policy's gold reward rises over the SFT start while the KL to
             the reference grows. Compare RM and gold: they rise together while the RM is right, and split when the
             policy finds completions the RM over-rates. The clip fraction grows as ε shrinks. The KL sweep shows
@@ -386,28 +385,13 @@ def cells():
             *Try this:* set `entropy_coef=0.01` in the config; drop the score from `kl_penalized_rewards` and watch
             the policy learn only to stay near the reference; set `whiten_advantages=False`.
             """),
-        A.md("grade-intro", """
-            ## Grade yourself
-
-            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
-            separate process, and prints each test with its points.
-            """),
-        A.demo("grade-self", """
-            import subprocess
-            import sys
-
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab03_ppo_rlhf.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout or result.stderr)
-            """),
+        *A.grade_yourself_cells(LAB),
     ]
 
 
 def build(root=None):
-    root = root or repo_root()
-    if root is None:
-        raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
+    """Write ``solutions/<LAB>/<LAB>.ipynb`` under ``root`` (default: this checkout)."""
+    return A.build_solution(LAB, cells(), root)
 
 
 if __name__ == "__main__":

@@ -8,26 +8,14 @@ as literals (the gradebook stores hidden tests as text, so they must never conta
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from rlprep.algos.dpo import dpo_loss, sequence_logprobs
 from rlprep.grading import authoring as A
-from rlprep.paths import repo_root
+from rlprep.grading.authoring import float_literal as flit
+from rlprep.grading.authoring import tensor_literal as tlit
 
 LAB = "lab04_dpo"
-
-
-def tlit(x, dtype: str = "torch.float64") -> str:
-    """A tensor/array as a ``torch.tensor(...)`` literal with full precision (ints stay ints)."""
-    arr = np.asarray(x.detach().numpy() if isinstance(x, torch.Tensor) else x)
-    if arr.dtype.kind in "iu":
-        return f"torch.tensor({arr.tolist()!r})"
-    return f"torch.tensor({np.asarray(arr, dtype=np.float64).tolist()!r}, dtype={dtype})"
-
-
-def flit(x) -> str:
-    return repr(float(x))
 
 
 def hidden_fixtures() -> dict:
@@ -347,28 +335,13 @@ def cells():
               --execute solutions/lab04_dpo/lab04_dpo.ipynb --output /tmp/lab04_cpu.ipynb` (the reference answers);
             * the grading of your copy: `rlprep grade labs/lab04_dpo/lab04_dpo.ipynb`.
             """),
-        A.md("grade-intro", """
-            ## Grade yourself
-
-            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
-            separate process, and prints each test with its points.
-            """),
-        A.demo("grade-self", """
-            import subprocess
-            import sys
-
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab04_dpo.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout or result.stderr)
-            """),
+        *A.grade_yourself_cells(LAB),
     ]
 
 
 def build(root=None):
-    root = root or repo_root()
-    if root is None:
-        raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
+    """Write ``solutions/<LAB>/<LAB>.ipynb`` under ``root`` (default: this checkout)."""
+    return A.build_solution(LAB, cells(), root)
 
 
 if __name__ == "__main__":

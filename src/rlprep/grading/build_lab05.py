@@ -12,8 +12,8 @@ import torch
 
 from rlprep.algos.grpo import group_advantages, grpo_loss, kl_k3
 from rlprep.grading import authoring as A
-from rlprep.grading.build_lab04 import flit, tlit
-from rlprep.paths import repo_root
+from rlprep.grading.authoring import float_literal as flit
+from rlprep.grading.authoring import tensor_literal as tlit
 
 LAB = "lab05_grpo"
 
@@ -280,7 +280,7 @@ def cells():
 
             import matplotlib.pyplot as plt
 
-            from rlprep.demos.grpo import learner_references, ratio_spread
+            from rlprep.demos.grpo import ratio_spread
             from rlprep.profiles import get_profile
             from rlprep.tinyworld import get_task
             from rlprep.trainers.grpo import (ZERO_LOSS_CAUSES, GRPOConfig, load_warm_start, reproduce_zero_loss,
@@ -346,19 +346,18 @@ def cells():
             header = f"{'cause':<14}{'loss':>9}{'grad_norm':>11}{'zero_std':>10}{'valid':>8}{'clip':>7}  diagnosis"
             print(header)
             zero_loss = {}  # cause -> (logged stats, your diagnosis)
-            with learner_references(**mine):  # the trainer's reproductions use your functions too
-                for cause in ZERO_LOSS_CAUSES:
-                    try:
-                        stats = reproduce_zero_loss(cause, policy, tokenizer, task, config=config)
-                    except ValueError as err:  # e.g. no all-correct group in the pool for a weak warm start
-                        print(f"{cause:<14}could not be reproduced here: {err}")
-                        continue
-                    verdict = diagnose_zero_loss(stats)
-                    zero_loss[cause] = (stats, verdict)
-                    mark = "ok" if verdict in EXPECTED[cause] else f"<- expected {' or '.join(sorted(EXPECTED[cause]))}"
-                    print(f"{cause:<14}{stats['loss']:>9.2g}{stats['grad_norm']:>11.3g}"
-                          f"{stats['frac_zero_std_groups']:>10.2f}{stats['frac_valid_tokens']:>8.2f}"
-                          f"{stats['clip_frac']:>7.2f}  {verdict} {mark}")
+            for cause in ZERO_LOSS_CAUSES:
+                try:
+                    stats = reproduce_zero_loss(cause, policy, tokenizer, task, config=config, **mine)  # your functions
+                except ValueError as err:  # e.g. no all-correct group in the pool for a weak warm start
+                    print(f"{cause:<14}could not be reproduced here: {err}")
+                    continue
+                verdict = diagnose_zero_loss(stats)
+                zero_loss[cause] = (stats, verdict)
+                mark = "ok" if verdict in EXPECTED[cause] else f"<- expected {' or '.join(sorted(EXPECTED[cause]))}"
+                print(f"{cause:<14}{stats['loss']:>9.2g}{stats['grad_norm']:>11.3g}"
+                      f"{stats['frac_zero_std_groups']:>10.2f}{stats['frac_valid_tokens']:>8.2f}"
+                      f"{stats['clip_frac']:>7.2f}  {verdict} {mark}")
             """),
         A.md("dapo-intro", """
             ## DAPO's pieces, one at a time (W08, W24, W25)
@@ -473,28 +472,13 @@ def cells():
               --execute solutions/lab05_grpo/lab05_grpo.ipynb --output /tmp/lab05_cpu.ipynb` (the reference answers);
             * the grading of your copy: `rlprep grade labs/lab05_grpo/lab05_grpo.ipynb`.
             """),
-        A.md("grade-intro", """
-            ## Grade yourself
-
-            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
-            separate process, and prints each test with its points.
-            """),
-        A.demo("grade-self", """
-            import subprocess
-            import sys
-
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab05_grpo.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout or result.stderr)
-            """),
+        *A.grade_yourself_cells(LAB),
     ]
 
 
 def build(root=None):
-    root = root or repo_root()
-    if root is None:
-        raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
+    """Write ``solutions/<LAB>/<LAB>.ipynb`` under ``root`` (default: this checkout)."""
+    return A.build_solution(LAB, cells(), root)
 
 
 if __name__ == "__main__":

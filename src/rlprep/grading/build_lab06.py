@@ -12,19 +12,10 @@ import torch
 
 from rlprep.algos.importance_sampling import importance_weights, is_estimate
 from rlprep.grading import authoring as A
-from rlprep.paths import repo_root
+from rlprep.grading.authoring import float_literal as flit
+from rlprep.grading.authoring import tensor_literal as tlit
 
 LAB = "lab06_importance_sampling"
-
-
-def tlit(x) -> str:
-    """A tensor (any shape) as a float64 ``torch.tensor`` literal with full precision."""
-    t = torch.as_tensor(x, dtype=torch.float64)
-    return f"torch.tensor({t.tolist()!r}, dtype=torch.float64)"
-
-
-def flit(x) -> str:
-    return repr(float(x))
 
 
 def hidden_fixtures() -> dict:
@@ -336,28 +327,13 @@ def cells():
             *Try this:* `clip=None` (raw IS: watch the ESS and the loss spikes); `staleness=(0, 2, 6)`;
             a lower learning rate (`lr=1e-4`), which shrinks the mismatch that each stale step introduces.
             """),
-        A.md("grade-intro", """
-            ## Grade yourself
-
-            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
-            separate process, and prints each test with its points.
-            """),
-        A.demo("grade-self", """
-            import subprocess
-            import sys
-
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab06_importance_sampling.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout or result.stderr)
-            """),
+        *A.grade_yourself_cells(LAB),
     ]
 
 
 def build(root=None):
-    root = root or repo_root()
-    if root is None:
-        raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
+    """Write ``solutions/<LAB>/<LAB>.ipynb`` under ``root`` (default: this checkout)."""
+    return A.build_solution(LAB, cells(), root)
 
 
 if __name__ == "__main__":

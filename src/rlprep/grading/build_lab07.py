@@ -12,19 +12,11 @@ import torch
 
 from rlprep.algos.infonce import infonce_loss
 from rlprep.grading import authoring as A
+from rlprep.grading.authoring import float_literal as flit
+from rlprep.grading.authoring import tensor_literal as tlit
 from rlprep.grading.asserts import value_and_grad
-from rlprep.paths import repo_root
 
 LAB = "lab07_infonce"
-
-
-def tlit(x) -> str:
-    t = torch.as_tensor(x, dtype=torch.float64)
-    return f"torch.tensor({t.tolist()!r}, dtype=torch.float64)"
-
-
-def flit(x) -> str:
-    return repr(float(x))
 
 
 def hidden_fixtures() -> dict:
@@ -284,28 +276,13 @@ def cells():
             *Try this:* change `batch_size` (more negatives); add `noise_std=0.2` to the config (harder images);
             initialize the learnable τ at 0.5 and see where it goes.
             """),
-        A.md("grade-intro", """
-            ## Grade yourself
-
-            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
-            separate process, and prints each test with its points.
-            """),
-        A.demo("grade-self", """
-            import subprocess
-            import sys
-
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab07_infonce.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout or result.stderr)
-            """),
+        *A.grade_yourself_cells(LAB),
     ]
 
 
 def build(root=None):
-    root = root or repo_root()
-    if root is None:
-        raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
+    """Write ``solutions/<LAB>/<LAB>.ipynb`` under ``root`` (default: this checkout)."""
+    return A.build_solution(LAB, cells(), root)
 
 
 if __name__ == "__main__":

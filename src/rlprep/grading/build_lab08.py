@@ -14,7 +14,6 @@ import numpy as np
 from rlprep.algos.image_diff import diff_bbox
 from rlprep.demos.image_diff_scenes import target_box
 from rlprep.grading import authoring as A
-from rlprep.paths import repo_root
 
 LAB = "lab08_image_diff"
 TOLERANCE = 3
@@ -291,28 +290,13 @@ def cells():
             *Try this:* lower the amplitude to 15 (when does the blob disappear into the noise?); raise `sigma`;
             add a second blob.
             """),
-        A.md("grade-intro", """
-            ## Grade yourself
-
-            Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
-            separate process, and prints each test with its points.
-            """),
-        A.demo("grade-self", """
-            import subprocess
-            import sys
-
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "lab08_image_diff.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout or result.stderr)
-            """),
+        *A.grade_yourself_cells(LAB),
     ]
 
 
 def build(root=None):
-    root = root or repo_root()
-    if root is None:
-        raise SystemExit("run from a course checkout (needs solutions/)")
-    return A.write_notebook(A.notebook(cells(), lab=LAB), root / "solutions" / LAB / f"{LAB}.ipynb")
+    """Write ``solutions/<LAB>/<LAB>.ipynb`` under ``root`` (default: this checkout)."""
+    return A.build_solution(LAB, cells(), root)
 
 
 if __name__ == "__main__":

@@ -465,7 +465,8 @@ ZERO_LOSS_CAUSES = ("on_policy", "too_easy", "too_hard", "all_truncated", "mask_
 
 
 def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, config: GRPOConfig | None = None,
-                        pool_size: int = 96) -> dict[str, float]:
+                        pool_size: int = 96, group_advantages: Callable | None = None,
+                        grpo_loss: Callable | None = None, kl_k3: Callable | None = None) -> dict[str, float]:
     """One GRPO step on the real policy set up so the loss is zero for ``cause``; returns :func:`zero_loss_stats`.
 
     - ``on_policy``: groups with reward spread (picked from ``pool_size`` sampled groups, so a warm start that
@@ -478,7 +479,8 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
       is left in the loss.
     - ``mask_bug``: :func:`completion_mask_planted_bug` (inverted truncation filter) on normal rollouts.
 
-    The policy is not changed (its weights are restored after the step).
+    The policy is not changed (its weights are restored after the step). ``group_advantages``, ``grpo_loss`` and
+    ``kl_k3`` are the graded functions, as in :func:`train_grpo` (default: the references); a lab passes its own.
     """
     if cause not in ZERO_LOSS_CAUSES:
         raise ValueError(f"cause must be one of {ZERO_LOSS_CAUSES}, got {cause!r}")
@@ -501,7 +503,8 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
         mask_fn = completion_mask_planted_bug
     cfg = GRPOConfig(**{**asdict(base), **overrides})
     try:
-        trainer = GRPOTrainer(cfg, policy, tokenizer, task, completion_mask_fn=mask_fn, prompt_source=prompt_source)
+        trainer = GRPOTrainer(cfg, policy, tokenizer, task, group_advantages=group_advantages, grpo_loss=grpo_loss,
+                              kl_k3=kl_k3, completion_mask_fn=mask_fn, prompt_source=prompt_source)
         kind = {"on_policy": "mixed", "too_easy": "all_correct", "too_hard": "all_wrong"}.get(cause)
         if kind:  # a warm start that answers (almost) everything right would make on_policy look too_easy
             batch = _group_batch(policy, tokenizer, task, cfg, kind, pool_size, trainer.device)

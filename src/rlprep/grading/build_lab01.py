@@ -130,7 +130,7 @@ def cells():
             ## Tests
 
             The visible parts of the tests below are worked by hand; the hidden parts run when you grade
-            (`rlprep grade lab01_gae.ipynb`, or the last cell) and tell you which property failed.
+            (`rlprep grade labs/lab01_gae/lab01_gae.ipynb` from the repository root, or the last cell) and tell you which property failed.
             """),
         A.test("test_gae_by_hand", 2, """
             # r = [1, 0, 2], V = [0.5, 1, 1], no episode end, V(s_T) = 2, gamma = lam = 0.5:

@@ -99,8 +99,8 @@ def cells():
         A.md("tests-intro", """
             ## Tests
 
-            The visible parts are worked by hand; the hidden parts run when you grade (`rlprep grade
-            lab02_reward_model.ipynb`, or the last cell) and name the property that failed.
+            The visible parts are worked by hand; the hidden parts run when you grade (the last cell, or
+            `rlprep grade labs/lab02_reward_model/lab02_reward_model.ipynb` from the repository root) and name the property that failed.
             """),
         A.test("test_bt_by_hand", 2, """
             # Equal rewards: -log sigma(0) = ln 2.  Margin 1: -log sigma(1) = log(1 + e^-1) = 0.31326168751822286.

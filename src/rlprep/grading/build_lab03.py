@@ -254,8 +254,8 @@ def cells():
             ## Your tasks
 
             Fill in the body of each function below (signatures and docstrings are the contract); each is followed
-            by its test. Visible parts are worked by hand; hidden parts run when you grade (`rlprep grade
-            lab03_ppo_rlhf.ipynb`, or the last cell) and name the property that failed.
+            by its test. Visible parts are worked by hand; hidden parts run when you grade (the last cell, or
+            `rlprep grade labs/lab03_ppo_rlhf/lab03_ppo_rlhf.ipynb` from the repository root) and name the property that failed.
             """),
         *graded,
         A.md("train-intro", """

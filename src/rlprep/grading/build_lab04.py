@@ -110,7 +110,7 @@ def cells():
         A.md("tests-intro", """
             ## Tests
 
-            The visible parts are worked by hand; the hidden parts run when you grade (`rlprep grade lab04_dpo.ipynb`,
+            The visible parts are worked by hand; the hidden parts run when you grade (`rlprep grade labs/lab04_dpo/lab04_dpo.ipynb` from the repository root,
             or the last cell of this notebook) and name the property that failed, never the expected values.
             """),
         A.test("test_slp_by_hand", 2, """

@@ -139,7 +139,7 @@ def cells():
         A.md("tests-intro", """
             ## Tests
 
-            The visible parts are worked by hand; the hidden parts run when you grade (`rlprep grade lab05_grpo.ipynb`,
+            The visible parts are worked by hand; the hidden parts run when you grade (`rlprep grade labs/lab05_grpo/lab05_grpo.ipynb` from the repository root,
             or the last cell of this notebook) and name the property that failed, never the expected values.
             """),
         A.test("test_ga_by_hand", 2, """

@@ -114,7 +114,7 @@ def cells():
             ## Tests
 
             The visible parts are worked by hand; the hidden parts run when you grade
-            (`rlprep grade lab06_importance_sampling.ipynb`, or the last cell) and name the property that failed.
+            (`rlprep grade labs/lab06_importance_sampling/lab06_importance_sampling.ipynb` from the repository root, or the last cell) and name the property that failed.
             """),
         A.test("test_iw_by_hand", 2, """
             # pi/mu for three samples: log pi - log mu = [0, ln 2, -ln 4]  ->  w = [1, 2, 0.25]

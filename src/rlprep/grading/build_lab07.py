@@ -94,7 +94,7 @@ def cells():
             ## Tests
 
             The visible parts are worked by hand or check a property; the hidden parts run when you grade
-            (`rlprep grade lab07_infonce.ipynb`, or the last cell) and name the property that failed.
+            (`rlprep grade labs/lab07_infonce/lab07_infonce.ipynb` from the repository root, or the last cell) and name the property that failed.
             """),
         A.test("test_nce_by_hand", 2, """
             # images 3*e1, 3*e2 and captions e1, e2: after normalization the cosines are the identity,

@@ -131,7 +131,7 @@ def cells():
             ## Tests
 
             The visible parts are worked by hand; the hidden parts run when you grade
-            (`rlprep grade lab08_image_diff.ipynb`, or the last cell) and name the property that failed.
+            (`rlprep grade labs/lab08_image_diff/lab08_image_diff.ipynb` from the repository root, or the last cell) and name the property that failed.
             """),
         A.test("test_db_by_hand", 2, """
             a = np.zeros((4, 5), dtype=np.uint8)                  # grey image: H = 4 rows, W = 5 columns

@@ -163,7 +163,9 @@ def agreement_by_position(student, teacher, rollout) -> dict[str, torch.Tensor]:
     Returns (all [C], C = ``rollout.completion_ids.shape[1]``):
         ``tokens``: how many rows have a completion token at t (``completion_mask`` summed over the batch);
         ``agree``: the share of those where the student's argmax equals the teacher's argmax (NaN where tokens = 0);
-        ``teacher_nll``: mean −log p_T(written token t | prefix) over those rows, in nats (NaN where tokens = 0).
+        ``teacher_nll``: mean −log p_T(written token t | prefix) over those rows, in nats (NaN where tokens = 0);
+        ``kl_fwd``: mean KL(p_T || q_S) at t, in nats: classic KD's loss, here measured on whichever prefixes
+        ``rollout`` holds (NaN where tokens = 0).
     With greedy rollouts the writer's token *is* its argmax, so ``agree`` is "the other model picks the written token".
     """
     C = rollout.completion_ids.shape[1]
@@ -174,12 +176,15 @@ def agreement_by_position(student, teacher, rollout) -> dict[str, torch.Tensor]:
     tokens = mask.sum(0)  # (C,)
     agree = ((s_logits.argmax(-1) == t_logits.argmax(-1)) & mask).sum(0)  # (C,)
     nll = -torch.log_softmax(t_logits.float(), -1).gather(-1, rollout.completion_ids[..., None]).squeeze(-1)  # (B, C)
-    nll_sum = (nll * mask).sum(0)  # (C,)
+    kl = forward_kl_per_token(s_logits, t_logits)  # (B, C)
     denom = tokens.float()
     nan = torch.full_like(denom, float("nan"))
-    return {"tokens": tokens,
-            "agree": torch.where(tokens > 0, agree.float() / denom.clamp(min=1), nan),
-            "teacher_nll": torch.where(tokens > 0, nll_sum / denom.clamp(min=1), nan)}
+
+    def per_position(total: torch.Tensor) -> torch.Tensor:  # (C,) sums -> (C,) means over rows present at t
+        return torch.where(tokens > 0, total.float() / denom.clamp(min=1), nan)
+
+    return {"tokens": tokens, "agree": per_position(agree), "teacher_nll": per_position((nll * mask).sum(0)),
+            "kl_fwd": per_position((kl * mask).sum(0))}
 
 
 def _token_weighted(profile: dict[str, torch.Tensor], key: str) -> float:
@@ -199,10 +204,13 @@ def evaluate_student(student, teacher, tokenizer, task, prompts: list[str], max_
     temperature), how often the student's argmax is the teacher's (what off-policy training optimises).
     ``eval/agree_own_prefix``: the same on completions the *student* writes: the prefixes it faces at test time.
     The gap between them is exposure bias. ``eval/teacher_nll_own`` / ``eval/teacher_nll_teacher``: the teacher's
-    mean NLL (nats/token) of student- / teacher-written tokens. Each is a token-weighted mean over positions.
+    mean NLL (nats/token) of student- / teacher-written tokens. ``eval/kl_fwd_teacher_prefix`` /
+    ``eval/kl_fwd_own_prefix``: KL(p_T || q_S) (nats/token) on each kind of prefix. Each is a token-weighted mean
+    over completion positions.
 
     With ``by_position=True`` the result also holds ``"by_position"``: ``{"teacher_prefix": {...}, "own_prefix":
-    {...}}``, each the lists of :func:`agreement_by_position` (``tokens``, ``agree``, ``teacher_nll``), for plots
+    {...}}``, each the lists of :func:`agreement_by_position` (``tokens``, ``agree``, ``teacher_nll``,
+    ``kl_fwd``), for plots
     of agreement against completion position. (Not a flat metric: don't pass it to a History row.)
     """
     student.eval()
@@ -213,7 +221,9 @@ def evaluate_student(student, teacher, tokenizer, task, prompts: list[str], max_
                  "eval/agree_teacher_prefix": _token_weighted(on_ref, "agree"),
                  "eval/agree_own_prefix": _token_weighted(on_own, "agree"),
                  "eval/teacher_nll_teacher": _token_weighted(on_ref, "teacher_nll"),
-                 "eval/teacher_nll_own": _token_weighted(on_own, "teacher_nll")}
+                 "eval/teacher_nll_own": _token_weighted(on_own, "teacher_nll"),
+                 "eval/kl_fwd_teacher_prefix": _token_weighted(on_ref, "kl_fwd"),
+                 "eval/kl_fwd_own_prefix": _token_weighted(on_own, "kl_fwd")}
     if by_position:
         out["by_position"] = {name: {k: v.tolist() for k, v in prof.items()}
                               for name, prof in (("teacher_prefix", on_ref), ("own_prefix", on_own))}

@@ -209,9 +209,8 @@ def evaluate_student(student, teacher, tokenizer, task, prompts: list[str], max_
     over completion positions.
 
     With ``by_position=True`` the result also holds ``"by_position"``: ``{"teacher_prefix": {...}, "own_prefix":
-    {...}}``, each the lists of :func:`agreement_by_position` (``tokens``, ``agree``, ``teacher_nll``,
-    ``kl_fwd``), for plots
-    of agreement against completion position. (Not a flat metric: don't pass it to a History row.)
+    {...}}``, each the lists of :func:`agreement_by_position` (``tokens``, ``agree``, ``teacher_nll``, ``kl_fwd``),
+    for plots against completion position. (Not a flat metric: don't pass it to a History row.)
     """
     student.eval()
     own = generate(student, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)

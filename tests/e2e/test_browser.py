@@ -149,6 +149,9 @@ def test_start_page_slider_updates_plot(jupyter, browser):
         "(before) => { const imgs = document.querySelectorAll('.jp-OutputArea-output img');"
         " return imgs.length && imgs[imgs.length - 1].getAttribute('src') !== before; }",
         arg=before, timeout=60_000)
+    # Three key presses queue three redraws: let the kernel finish them so the screenshot shows epsilon = 0.35.
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'] >> visible=true", timeout=60_000)
+    page.wait_for_timeout(1000)
     page.screenshot(path=str(SHOTS / "start_page_after.png"), full_page=False)
     assert "0.35" in page.locator(".widget-readout").first.inner_text()
     assert not errors, f"JavaScript errors: {errors}"

@@ -37,10 +37,16 @@ class SFTConfig:
     """Max global gradient norm."""
     seed: int = 0
     """Seeds the data stream (the model's init is seeded by its builder)."""
+    stop_after: int | None = None
+    """Stop after this many steps of the ``steps``-long schedule (a snapshot of a run in progress, with the
+    learning rate it had then); None trains the whole schedule. A shorter ``steps`` is a different run: its
+    warmup and cosine decay are compressed."""
 
     def __post_init__(self):
         if self.steps < 1 or self.batch < 1:
             raise ValueError(f"SFTConfig needs steps >= 1 and batch >= 1, got steps={self.steps}, batch={self.batch}")
+        if self.stop_after is not None and not 1 <= self.stop_after <= self.steps:
+            raise ValueError(f"SFTConfig.stop_after must be None or in 1..steps={self.steps}, got {self.stop_after}")
         if not self.lr > 0:
             raise ValueError(f"SFTConfig.lr must be > 0, got {self.lr}")
 
@@ -95,7 +101,7 @@ def train_sft(model, tokenizer, task, config: SFTConfig,
                                    {"params": no_decay, "weight_decay": 0.0}], lr=config.lr, betas=(0.9, 0.95))
     model.train()
     recent: list[float] = []
-    for step in range(config.steps):
+    for step in range(config.stop_after or config.steps):
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, config)
         batch = collate(tokenizer, [task.sft_transcript(rng) for _ in range(config.batch)])

@@ -92,6 +92,10 @@ class GRPOConfig:
     """SFT steps of the warm start when the policy is loaded here; None = the profile's full SFT (``load_policy``).
     A shorter warm start (its own cosine schedule, cached separately) leaves the headroom RL needs: the full
     cpu-profile SFT already solves ~99% of 2-digit additions."""
+    sft_stop: int | None = None
+    """Stop the profile's full SFT schedule after this many steps (the snapshot of that run in progress, see
+    ``SFTConfig.stop_after``) for the warm start; None trains all of it (or ``sft_steps``). Unlike a shorter
+    ``sft_steps``, the snapshots of one run improve steadily, so the start's accuracy is predictable."""
     seed: int = 0
     """Seeds sampling, prompt order and torch."""
     device: str | None = None
@@ -126,6 +130,9 @@ class GRPOConfig:
             (self.eval_size >= 1, f"eval_size must be >= 1, got {self.eval_size}"),
             (self.plot_every >= 1, f"plot_every must be >= 1, got {self.plot_every}"),
             (self.sft_steps is None or self.sft_steps >= 1, f"sft_steps must be None or >= 1, got {self.sft_steps}"),
+            (self.sft_stop is None or self.sft_stop >= 1, f"sft_stop must be None or >= 1, got {self.sft_stop}"),
+            (self.sft_stop is None or self.sft_steps is None,
+             "set sft_steps (a shorter SFT run) or sft_stop (stop the full run early), not both"),
         ]
         for ok, message in checks:
             if not ok:
@@ -175,20 +182,27 @@ def completion_mask_planted_bug(rollout, eos_id: int, mask_truncated: bool) -> t
 
 
 # --------------------------------------------------------------------------------------------- warm start
-def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None = None, seed: int = 0):
-    """``(policy, tokenizer)``: the arithmetic SFT policy, or with ``sft_steps`` a shorter SFT of the same recipe,
-    built once with tinyworld's ``build_checkpoint`` and cached next to the full one."""
+def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None = None, seed: int = 0, *,
+                    sft_stop: int | None = None):
+    """``(policy, tokenizer)``: the arithmetic SFT policy; with ``sft_steps`` a shorter SFT of the same recipe
+    (its own, compressed schedule); with ``sft_stop`` the profile's full SFT run stopped after that many steps.
+    Built once with tinyworld's ``build_checkpoint`` and cached next to the full one."""
     import os
 
     from rlprep.tinyworld import checkpoints, load_policy
 
     p = profile if isinstance(profile, Profile) else get_profile(profile)
-    if sft_steps is None or sft_steps == p.sft_steps:
+    if sft_stop is not None and sft_steps is not None:
+        raise ValueError("pass sft_steps (a shorter SFT run) or sft_stop (stop the full run early), not both")
+    if sft_stop is not None and not 1 <= sft_stop <= p.sft_steps:
+        raise ValueError(f"sft_stop must be in 1..{p.sft_steps} (the {p.name} profile's SFT steps), got {sft_stop}")
+    if (sft_steps is None or sft_steps == p.sft_steps) and (sft_stop is None or sft_stop == p.sft_steps):
         return load_policy("arithmetic", p, seed=seed)
     full = checkpoints.checkpoint_dir("arithmetic", p, seed)
-    target = full.with_name(f"{full.name}-sft{sft_steps}")
+    suffix = f"stop{sft_stop}" if sft_stop is not None else f"sft{sft_steps}"
+    target = full.with_name(f"{full.name}-{suffix}")
     if not target.exists() or checkpoints.verify_checkpoint(target) is not None:
-        tmp, _ = checkpoints.build_checkpoint("arithmetic", p, seed, steps=sft_steps)
+        tmp, _ = checkpoints.build_checkpoint("arithmetic", p, seed, steps=sft_steps, stop_after=sft_stop)
         if target.exists():
             checkpoints._discard(target)
         os.replace(tmp, target)
@@ -231,7 +245,7 @@ class GRPOTrainer:
         self.device = resolve_device(config.device, self.profile)
         seed_everything(config.seed)
         if policy is None:
-            policy, tokenizer = load_warm_start(self.profile, config.sft_steps)
+            policy, tokenizer = load_warm_start(self.profile, config.sft_steps, sft_stop=config.sft_stop)
         if tokenizer is None:
             raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
         self.policy = policy.to(self.device).train()
@@ -486,7 +500,7 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
 
     base = config or GRPOConfig.for_profile()
     if policy is None:
-        policy, tokenizer = load_warm_start(base.profile, base.sft_steps)
+        policy, tokenizer = load_warm_start(base.profile, base.sft_steps, sft_stop=base.sft_stop)
     task = task or get_task("arithmetic")
     saved = {k: v.detach().clone() for k, v in policy.state_dict().items()}
     was_training = policy.training
@@ -562,19 +576,53 @@ def _group_batch(policy, tokenizer, task, cfg: GRPOConfig, kind: str, pool_size:
 
 
 # --------------------------------------------------------------------------------------------- CLI
+def _parse_overrides(pairs: list[str]) -> dict:
+    """``["lr=2e-4", "dynamic_sampling=true"]`` -> typed ``GRPOConfig`` overrides (ValueError names the fix)."""
+    import dataclasses
+
+    types = {f.name: f.type for f in dataclasses.fields(GRPOConfig)}
+    out = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in types:
+            raise ValueError(f"--set {pair!r}: expected KEY=VALUE with KEY a GRPOConfig field ({', '.join(types)})")
+        kind = str(types[key])
+        if raw.strip().lower() == "none":
+            out[key] = None
+        elif kind.startswith("bool"):
+            out[key] = raw.strip().lower() in ("1", "true", "yes", "on")
+        elif kind.startswith("int"):
+            out[key] = int(raw)
+        elif kind.startswith("float"):
+            out[key] = float(raw)
+        else:
+            out[key] = raw
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="GRPO/DAPO on the arithmetic task (reference functions).")
     parser.add_argument("--profile", default=None, help="smoke, cpu or gpu (default: RLPREP_PROFILE or auto)")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--run-dir", default=None)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a GRPOConfig field, e.g. --set lr=2e-4 --set sft_stop=275 (repeatable)")
     args = parser.parse_args(argv)
-    overrides = {} if args.steps is None else {"steps": args.steps}
+    overrides = _parse_overrides(args.overrides)
+    if args.steps is not None:
+        overrides["steps"] = args.steps
     config = GRPOConfig.for_profile(args.profile, run_dir=args.run_dir, **overrides)
     history = train_grpo(config, live=False)
     meta = history.meta
-    print(f"profile={config.profile} steps={len(history) - 1} accuracy {meta['accuracy_start']:.3f} -> "
-          f"{meta['accuracy_end']:.3f} (+{100 * (meta['accuracy_end'] - meta['accuracy_start']):.1f} points) "
-          f"in {meta['wall_s']:.0f} s{' (interrupted)' if history.interrupted else ''}")
+    n = config.eval_size
+    start, end = meta["accuracy_start"], meta["accuracy_end"]
+    se = lambda p: math.sqrt(p * (1 - p) / n)  # noqa: E731  binomial standard error of one accuracy
+    curve = " ".join(f"{r['step']}:{r['eval/accuracy']:.3f}" for r in history if r.get("eval/accuracy") is not None)
+    print(f"held-out greedy accuracy by step ({n} test prompts): {curve}")
+    print(f"profile={config.profile} steps={len(history) - 1} accuracy {start:.3f} ± {se(start):.3f} -> "
+          f"{end:.3f} ± {se(end):.3f} ({100 * (end - start):+.1f} points) in {meta['wall_s']:.0f} s"
+          f"{' (interrupted)' if history.interrupted else ''}")
     return 0
 
 

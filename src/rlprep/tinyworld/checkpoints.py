@@ -95,12 +95,14 @@ def read_manifest(path: Path) -> dict:
 
 
 def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int | None = None,
-                     progress: bool = True, stop_after: int | None = None) -> tuple[Path, dict]:
+                     progress: bool = True, stop_after: int | None = None,
+                     stop_when=None) -> tuple[Path, dict]:
     """Run the SFT warm start for ``task_name`` and save it; returns ``(tmp_dir, manifest)``.
 
     The checkpoint is written into a fresh temporary directory next to the cache entry; the caller moves it
     into place (:func:`ensure_checkpoint`). ``steps`` overrides ``profile.sft_steps`` (tests use it);
-    ``stop_after`` stops that schedule early (``SFTConfig.stop_after``).
+    ``stop_after`` stops that schedule early (``SFTConfig.stop_after``), and so does ``stop_when(step, model)``
+    returning True (the manifest's ``metrics["sft/steps"]`` records where it stopped).
     """
     import torch
     from safetensors.torch import save_file  # noqa: F401  (save_pretrained writes safetensors)
@@ -121,7 +123,8 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     bar = tqdm(total=config.stop_after or config.steps, desc=f"SFT {task_name} ({profile.name})", unit="step",
                disable=not progress, file=sys.stderr, leave=False)
     metrics = train_sft(model, tokenizer, task, config,
-                        on_step=lambda step, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
+                        on_step=lambda step, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")),
+                        stop_when=None if stop_when is None else (lambda step: stop_when(step, model)))
     bar.close()
     metrics["time/sft_s"] = round(time.perf_counter() - start, 2)
     # CPU seconds this process used: close to the wall time on an idle core when OMP_NUM_THREADS=1,

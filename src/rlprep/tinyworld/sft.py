@@ -88,10 +88,13 @@ def sft_loss(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_
 
 
 def train_sft(model, tokenizer, task, config: SFTConfig,
-              on_step: Callable[[int, float], None] | None = None) -> dict[str, float]:
-    """Train ``model`` in place on ``task.sft_transcript(rng)`` samples; returns ``{"loss/sft_final": ...}``.
+              on_step: Callable[[int, float], None] | None = None,
+              stop_when: Callable[[int], bool] | None = None) -> dict[str, float]:
+    """Train ``model`` in place on ``task.sft_transcript(rng)`` samples; returns ``{"loss/sft_final": ...,
+    "sft/steps": steps run}``.
 
-    ``on_step(step, loss)`` is called after every optimizer step (for a progress bar).
+    ``on_step(step, loss)`` is called after every optimizer step (for a progress bar); ``stop_when(step)``
+    after it, and training ends early (the schedule is not compressed) the first time it returns True.
     """
     rng = random.Random(f"sft-{task.name}-{config.seed}")
     device = next(model.parameters()).device
@@ -113,5 +116,7 @@ def train_sft(model, tokenizer, task, config: SFTConfig,
         recent = (recent + [loss.item()])[-20:]
         if on_step is not None:
             on_step(step, recent[-1])
+        if stop_when is not None and stop_when(step):
+            break
     model.eval()
-    return {"loss/sft_final": sum(recent) / len(recent)}
+    return {"loss/sft_final": sum(recent) / len(recent), "sft/steps": step + 1}

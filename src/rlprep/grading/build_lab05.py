@@ -305,7 +305,7 @@ def cells():
             task = get_task("arithmetic")
             mine = dict(group_advantages=group_advantages, grpo_loss=grpo_loss, kl_k3=kl_k3)  # your functions
             # The DAPO comparisons below each train a fresh copy of the SFT policy for VARIANT_STEPS steps.
-            VARIANT_STEPS = {"smoke": 2, "cpu": 20, "gpu": 150}[PROFILE.name]
+            VARIANT_STEPS = {"smoke": 2, "cpu": 25, "gpu": 160}[PROFILE.name]  # multiples of the main run's eval_every
             if PROFILE.name == "smoke":  # CI: a few seconds per run
                 config = replace(config, steps=4, prompts_per_step=4, eval_every=2, eval_size=50)
             print(f"profile {PROFILE.name}: {config.steps} steps x {config.prompts_per_step} prompts x "
@@ -428,8 +428,10 @@ def cells():
             axes[1, 1].set_title("W08: KL penalty vs none")
             fig.tight_layout()
             plt.show()
-            for name, run in runs.items():
-                print(f"{name:<38} accuracy {run.meta['accuracy_start']:.3f} -> {run.meta['accuracy_end']:.3f}")
+            for name, run in runs.items():  # every run at the same point: its last evaluation by VARIANT_STEPS
+                at_steps, accuracy = run.series("eval/accuracy")
+                last = max(i for i, s in enumerate(at_steps) if s <= VARIANT_STEPS)
+                print(f"{name:<38} accuracy {accuracy[0]:.3f} -> {accuracy[last]:.3f} at step {at_steps[last]}")
             """),
         A.md("dapo-summary", """
             **What to look for, and why.**

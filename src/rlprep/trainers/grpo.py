@@ -164,7 +164,8 @@ class GRPOConfig:
             # stopped where greedy accuracy on training prompts first reaches 0.5 (step 250 of 700; that run
             # learns carries abruptly between steps 225 and 300). A shorter SFT run is no substitute: its
             # compressed schedule lands anywhere (200 steps: 0.39, 350: 0.14, 500: 0.94). Measured 2026-11-30,
-            # 2 shared cores (docs/benchmarks.md, "GRPO accuracy target"): 0.524 -> 0.774 in 400 steps (RL seeds 1, 2: +30.8, +23.8 points).
+            # 2 shared cores (docs/benchmarks.md, "GRPO accuracy target"): 0.524 -> 0.774 in 400 steps
+            # (RL seeds 1 and 2: +30.8 and +23.8 points).
             base = dict(steps=400, prompts_per_step=16, group_size=8, lr=1e-4, eval_every=25, eval_size=500,
                         sft_stop_accuracy=0.5)
         else:  # gpu (NOT run yet: no GPU so far): bigger model and batches, same warm-start rule at a higher bar,

@@ -232,7 +232,7 @@ def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None 
                 return False
             return evaluate_accuracy(model, probe_tokenizer, task, probe, max_new_tokens=6) >= sft_stop_accuracy
 
-        suffix = f"acc{sft_stop_accuracy:g}"
+        suffix = f"acc{sft_stop_accuracy:g}-every{SFT_CHECK_EVERY}"  # the rule is part of the cache name
     elif sft_stop is not None and sft_stop != p.sft_steps:
         suffix = f"stop{sft_stop}"
     elif sft_steps is not None and sft_steps != p.sft_steps:

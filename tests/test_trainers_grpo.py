@@ -198,3 +198,13 @@ def test_sft_stop_is_a_snapshot_of_the_full_run_not_a_shorter_run():
     assert not all(torch.equal(cut[k], short[k]) for k in cut)
     with pytest.raises(ValueError, match="stop_after"):
         SFTConfig(steps=10, stop_after=11, **base)
+
+
+def test_sft_curve_reports_what_a_warm_start_would_offer():
+    from rlprep.profiles import get_profile
+    from rlprep.trainers.grpo import sft_curve
+
+    rows = sft_curve(get_profile("smoke"), stop=20, every=10)
+    assert [r["step"] for r in rows] == [10, 20]
+    for row in rows:
+        assert all(0.0 <= row[k] <= 1.0 for k in ("test", "train_probe", "sampled", "mixed")), row

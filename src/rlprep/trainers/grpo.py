@@ -621,6 +621,41 @@ def _group_batch(policy, tokenizer, task, cfg: GRPOConfig, kind: str, pool_size:
     return _select_rows(out, rows), torch.tensor(rewards, dtype=torch.float32, device=device)[rows.to(device)]
 
 
+# --------------------------------------------------------------------------------------------- SFT curve
+def sft_curve(profile: Profile, stop: int, every: int = SFT_CHECK_EVERY, seed: int = 0) -> list[dict]:
+    """Follow the profile's full arithmetic SFT run for its first ``stop`` steps (nothing is cached) and, every
+    ``every`` steps, measure what a GRPO warm start taken there would offer: ``test`` (greedy, 256 held-out
+    prompts), ``train_probe`` (the ``sft_stop_accuracy`` rule's number), ``sampled`` (mean reward of 8 samples
+    at temperature 1 on 64 training prompts) and ``mixed`` (share of those groups with both right and wrong
+    samples: the groups that give GRPO a gradient). Used to choose the warm start; see docs/benchmarks.md."""
+    from rlprep.tinyworld import build_tokenizer, get_task
+    from rlprep.tinyworld.model import build_model
+    from rlprep.tinyworld.sft import SFTConfig, train_sft
+
+    tokenizer, task = build_tokenizer(), get_task("arithmetic")
+    model = build_model(profile, tokenizer, seed=seed).to(profile.device)
+    test = task.sample(256, split="test", seed=seed + 10_000)
+    probe = task.sample(256, split="train", seed=seed + 20_000)
+    pool = [ex.prompt for ex in task.sample(64, split="train", seed=seed + 5)]
+    rows: list[dict] = []
+
+    def on_step(step: int, loss: float) -> None:
+        if (step + 1) % every:
+            return
+        rates = sample_success_rates(model, tokenizer, task, pool, 8, 6, seed=seed + 1)
+        rows.append({"step": step + 1, "loss": loss,
+                     "test": evaluate_accuracy(model, tokenizer, task, test, 6),
+                     "train_probe": evaluate_accuracy(model, tokenizer, task, probe, 6),
+                     "sampled": float(rates.mean()), "mixed": float(((rates > 0) & (rates < 1)).mean())})
+        print("  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()),
+              flush=True)
+        model.train()
+
+    train_sft(model, tokenizer, task, SFTConfig(steps=profile.sft_steps, batch=profile.sft_batch, lr=profile.sft_lr,
+                                                seed=seed, stop_after=stop), on_step=on_step)
+    return rows
+
+
 # --------------------------------------------------------------------------------------------- CLI
 def _parse_overrides(pairs: list[str]) -> dict:
     """``["lr=2e-4", "dynamic_sampling=true"]`` -> typed ``GRPOConfig`` overrides (ValueError names the fix)."""
@@ -654,7 +689,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-dir", default=None)
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a GRPOConfig field, e.g. --set lr=2e-4 --set sft_stop=275 (repeatable)")
+    parser.add_argument("--sft-curve", type=int, default=None, metavar="STEPS",
+                        help="instead of GRPO: follow the profile's SFT run for STEPS steps and print what a warm "
+                             "start would offer every 25 steps (sft_curve)")
+    parser.add_argument("--device", default=None, help="with --sft-curve: run the profile's model on this device")
     args = parser.parse_args(argv)
+    if args.sft_curve is not None:
+        import dataclasses
+
+        from rlprep.profiles import PROFILES
+
+        name = (args.profile or get_profile().name).strip().lower()
+        if name not in PROFILES:
+            get_profile(name)  # raises the RlprepError that names the profiles
+        profile = dataclasses.replace(PROFILES[name], device=args.device) if args.device else get_profile(name)
+        sft_curve(profile, min(args.sft_curve, profile.sft_steps))
+        return 0
     overrides = _parse_overrides(args.overrides)
     if args.steps is not None:
         overrides["steps"] = args.steps

@@ -184,3 +184,55 @@ def test_cpu_profile_gains_ten_points_of_held_out_accuracy():
     """Slow (minutes, cpu profile): ``python -m rlprep.trainers.grpo --profile cpu`` prints the same figures."""
     h = train_grpo(GRPOConfig.for_profile("cpu"), live=False)
     assert h.meta["accuracy_end"] - h.meta["accuracy_start"] >= 0.10, h.meta
+
+
+def test_warm_start_is_chosen_one_way_and_cli_overrides_are_typed():
+    from rlprep.trainers.grpo import _parse_overrides
+
+    with pytest.raises(ValueError, match="at most one of sft_steps"):
+        GRPOConfig(sft_steps=100, sft_stop=50)
+    with pytest.raises(ValueError, match="sft_stop_accuracy must be"):
+        GRPOConfig(sft_stop_accuracy=1.5)
+    assert GRPOConfig.for_profile("cpu").sft_stop_accuracy is not None
+    picked = GRPOConfig.for_profile("cpu", sft_stop=275)  # an explicit choice replaces the profile's
+    assert picked.sft_stop == 275 and picked.sft_stop_accuracy is None
+    assert _parse_overrides(["lr=2e-4", "dynamic_sampling=true", "sft_steps=none", "steps=3"]) == {
+        "lr": 2e-4, "dynamic_sampling": True, "sft_steps": None, "steps": 3}
+    with pytest.raises(ValueError, match="GRPOConfig field"):
+        _parse_overrides(["learning_rate=1"])
+
+
+def test_sft_stop_is_a_snapshot_of_the_full_run_not_a_shorter_run():
+    """stop_after=k and stop_when(step k-1) give the same weights (the first k steps of the long schedule);
+    a k-step run compresses its schedule and ends elsewhere."""
+    from rlprep.profiles import get_profile
+    from rlprep.tinyworld import build_tokenizer
+    from rlprep.tinyworld.model import build_model
+    from rlprep.tinyworld.sft import SFTConfig, train_sft
+
+    tok, task = build_tokenizer(), get_task("arithmetic")
+
+    def trained(config, **kw):
+        model = build_model(get_profile("smoke"), tok, seed=0)
+        metrics = train_sft(model, tok, task, config, **kw)
+        return model.state_dict(), metrics["sft/steps"]
+
+    base = dict(batch=8, lr=3e-3, warmup=2, seed=0)
+    cut, n_cut = trained(SFTConfig(steps=10, stop_after=4, **base))
+    when, n_when = trained(SFTConfig(steps=10, **base), stop_when=lambda step: step == 3)
+    short, n_short = trained(SFTConfig(steps=4, **base))
+    assert n_cut == n_when == n_short == 4
+    assert all(torch.equal(cut[k], when[k]) for k in cut)
+    assert not all(torch.equal(cut[k], short[k]) for k in cut)
+    with pytest.raises(ValueError, match="stop_after"):
+        SFTConfig(steps=10, stop_after=11, **base)
+
+
+def test_sft_curve_reports_what_a_warm_start_would_offer():
+    from rlprep.profiles import get_profile
+    from rlprep.trainers.grpo import sft_curve
+
+    rows = sft_curve(get_profile("smoke"), stop=20, every=10)
+    assert [r["step"] for r in rows] == [10, 20]
+    for row in rows:
+        assert all(0.0 <= row[k] <= 1.0 for k in ("test", "train_probe", "sampled", "mixed")), row

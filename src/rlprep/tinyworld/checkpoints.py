@@ -95,11 +95,14 @@ def read_manifest(path: Path) -> dict:
 
 
 def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int | None = None,
-                     progress: bool = True) -> tuple[Path, dict]:
+                     progress: bool = True, stop_after: int | None = None,
+                     stop_when=None) -> tuple[Path, dict]:
     """Run the SFT warm start for ``task_name`` and save it; returns ``(tmp_dir, manifest)``.
 
     The checkpoint is written into a fresh temporary directory next to the cache entry; the caller moves it
-    into place (:func:`ensure_checkpoint`). ``steps`` overrides ``profile.sft_steps`` (tests use it).
+    into place (:func:`ensure_checkpoint`). ``steps`` overrides ``profile.sft_steps`` (tests use it);
+    ``stop_after`` stops that schedule early (``SFTConfig.stop_after``), and so does ``stop_when(step, model)``
+    returning True (the manifest's ``metrics["sft/steps"]`` records where it stopped).
     """
     import torch
     from safetensors.torch import save_file  # noqa: F401  (save_pretrained writes safetensors)
@@ -115,12 +118,13 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     model = build_model(profile, tokenizer, seed=seed).to(profile.device)
     batch = max(1, round(profile.sft_batch * task.sft_batch_fraction))
     steps = steps or max(1, round(profile.sft_steps * task.sft_steps_fraction))
-    config = SFTConfig(steps=steps, batch=batch, lr=profile.sft_lr, seed=seed)
+    config = SFTConfig(steps=steps, batch=batch, lr=profile.sft_lr, seed=seed, stop_after=stop_after)
     start, cpu_start = time.perf_counter(), time.process_time()
-    bar = tqdm(total=config.steps, desc=f"SFT {task_name} ({profile.name})", unit="step",
+    bar = tqdm(total=config.stop_after or config.steps, desc=f"SFT {task_name} ({profile.name})", unit="step",
                disable=not progress, file=sys.stderr, leave=False)
     metrics = train_sft(model, tokenizer, task, config,
-                        on_step=lambda step, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")))
+                        on_step=lambda step, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")),
+                        stop_when=None if stop_when is None else (lambda step: stop_when(step, model)))
     bar.close()
     metrics["time/sft_s"] = round(time.perf_counter() - start, 2)
     # CPU seconds this process used: close to the wall time on an idle core when OMP_NUM_THREADS=1,

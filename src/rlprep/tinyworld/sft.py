@@ -37,10 +37,16 @@ class SFTConfig:
     """Max global gradient norm."""
     seed: int = 0
     """Seeds the data stream (the model's init is seeded by its builder)."""
+    stop_after: int | None = None
+    """Stop after this many steps of the ``steps``-long schedule (a snapshot of a run in progress, with the
+    learning rate it had then); None trains the whole schedule. A shorter ``steps`` is a different run: its
+    warmup and cosine decay are compressed."""
 
     def __post_init__(self):
         if self.steps < 1 or self.batch < 1:
             raise ValueError(f"SFTConfig needs steps >= 1 and batch >= 1, got steps={self.steps}, batch={self.batch}")
+        if self.stop_after is not None and not 1 <= self.stop_after <= self.steps:
+            raise ValueError(f"SFTConfig.stop_after must be None or in 1..steps={self.steps}, got {self.stop_after}")
         if not self.lr > 0:
             raise ValueError(f"SFTConfig.lr must be > 0, got {self.lr}")
 
@@ -82,10 +88,13 @@ def sft_loss(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_
 
 
 def train_sft(model, tokenizer, task, config: SFTConfig,
-              on_step: Callable[[int, float], None] | None = None) -> dict[str, float]:
-    """Train ``model`` in place on ``task.sft_transcript(rng)`` samples; returns ``{"loss/sft_final": ...}``.
+              on_step: Callable[[int, float], None] | None = None,
+              stop_when: Callable[[int], bool] | None = None) -> dict[str, float]:
+    """Train ``model`` in place on ``task.sft_transcript(rng)`` samples; returns ``{"loss/sft_final": ...,
+    "sft/steps": steps run}``.
 
-    ``on_step(step, loss)`` is called after every optimizer step (for a progress bar).
+    ``on_step(step, loss)`` is called after every optimizer step (for a progress bar); ``stop_when(step)``
+    after it, and training ends early (the schedule is not compressed) the first time it returns True.
     """
     rng = random.Random(f"sft-{task.name}-{config.seed}")
     device = next(model.parameters()).device
@@ -95,7 +104,7 @@ def train_sft(model, tokenizer, task, config: SFTConfig,
                                    {"params": no_decay, "weight_decay": 0.0}], lr=config.lr, betas=(0.9, 0.95))
     model.train()
     recent: list[float] = []
-    for step in range(config.steps):
+    for step in range(config.stop_after or config.steps):
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, config)
         batch = collate(tokenizer, [task.sft_transcript(rng) for _ in range(config.batch)])
@@ -107,5 +116,7 @@ def train_sft(model, tokenizer, task, config: SFTConfig,
         recent = (recent + [loss.item()])[-20:]
         if on_step is not None:
             on_step(step, recent[-1])
+        if stop_when is not None and stop_when(step):
+            break
     model.eval()
-    return {"loss/sft_final": sum(recent) / len(recent)}
+    return {"loss/sft_final": sum(recent) / len(recent), "sft/steps": step + 1}

@@ -38,6 +38,8 @@ from rlprep.trainers.sequences import (completion_logprobs, frozen_copy, referen
                                        seed_everything, truncated_rows, unwrap_model)
 
 AGGREGATIONS = ("token", "sequence")
+WARM_START_FIELDS = {"sft_steps", "sft_stop", "sft_stop_accuracy"}
+"""The config fields that pick the warm start (at most one is set)."""
 SCALES = ("group", "batch", "none")
 IMPORTANCE_LEVELS = ("token", "sequence")
 
@@ -90,8 +92,17 @@ class GRPOConfig:
     """Log ``stats/kl`` (k3 to the reference) even when ``beta == 0`` (one extra no-grad forward)."""
     sft_steps: int | None = None
     """SFT steps of the warm start when the policy is loaded here; None = the profile's full SFT (``load_policy``).
-    A shorter warm start (its own cosine schedule, cached separately) leaves the headroom RL needs: the full
-    cpu-profile SFT already solves ~99% of 2-digit additions."""
+    A shorter SFT run has its own compressed cosine schedule (cached separately), and where it lands is hard to
+    predict; ``sft_stop`` / ``sft_stop_accuracy`` (at most one of the three is set) are the steadier way to
+    leave RL headroom (the full cpu-profile SFT already solves ~98% of 2-digit additions)."""
+    sft_stop: int | None = None
+    """Stop the profile's full SFT schedule after this many steps (the snapshot of that run in progress, see
+    ``SFTConfig.stop_after``) for the warm start; None trains all of it (or ``sft_steps``). Unlike a shorter
+    ``sft_steps``, the snapshots of one run improve steadily, so the start's accuracy is predictable."""
+    sft_stop_accuracy: float | None = None
+    """Stop the profile's full SFT run at the first check (every ``SFT_CHECK_EVERY`` steps) where its greedy
+    accuracy on 256 *training* prompts reaches this (never the test prompts); None: no such stop. It puts the
+    warm start in the same place of the learning curve whatever the profile or machine."""
     seed: int = 0
     """Seeds sampling, prompt order and torch."""
     device: str | None = None
@@ -126,6 +137,12 @@ class GRPOConfig:
             (self.eval_size >= 1, f"eval_size must be >= 1, got {self.eval_size}"),
             (self.plot_every >= 1, f"plot_every must be >= 1, got {self.plot_every}"),
             (self.sft_steps is None or self.sft_steps >= 1, f"sft_steps must be None or >= 1, got {self.sft_steps}"),
+            (self.sft_stop is None or self.sft_stop >= 1, f"sft_stop must be None or >= 1, got {self.sft_stop}"),
+            (self.sft_stop_accuracy is None or 0 < self.sft_stop_accuracy <= 1,
+             f"sft_stop_accuracy must be None or in (0, 1], got {self.sft_stop_accuracy}"),
+            (sum(x is not None for x in (self.sft_steps, self.sft_stop, self.sft_stop_accuracy)) <= 1,
+             "set at most one of sft_steps (a shorter SFT run), sft_stop and sft_stop_accuracy (stop the full run "
+             "early); set the others to None"),
         ]
         for ok, message in checks:
             if not ok:
@@ -143,15 +160,21 @@ class GRPOConfig:
         if p.name == "smoke":
             base = dict(steps=8, prompts_per_step=8, group_size=8, lr=3e-4, eval_every=4, eval_size=100)
         elif p.name == "cpu":
-            # the full cpu SFT already solves ~99% of held-out additions: start RL from a 200-step SFT instead.
-            # Measured 2026-11-30 (shared 2 cores): 0.393 -> 0.363 held-out accuracy in 200 steps (379 s); the
-            # +10-point target is NOT met yet (a 350-step start: 0.143 -> 0.153; lr 2e-4 + dynamic sampling, 150
-            # steps: 0.393 -> 0.420 in 208 s). Tuning is open work.
-            base = dict(steps=200, prompts_per_step=16, group_size=8, lr=1e-4, eval_every=20, eval_size=300,
-                        sft_steps=200)
-        else:  # gpu (not run yet): bigger batches, more steps, bf16 autocast via sequences.autocast
+            # The full cpu SFT already solves ~98% of held-out additions, so RL starts from the same SFT run
+            # stopped where greedy accuracy on training prompts first reaches 0.5 (step 250 of 700; that run
+            # learns carries abruptly between steps 225 and 300). A shorter SFT run is no substitute: its
+            # compressed schedule lands anywhere (200 steps: 0.39, 350: 0.14, 500: 0.94). Measured 2026-11-30,
+            # 2 shared cores (docs/benchmarks.md, "GRPO accuracy target"): 0.524 -> 0.774 in 400 steps
+            # (RL seeds 1 and 2: +30.8 and +23.8 points).
+            base = dict(steps=400, prompts_per_step=16, group_size=8, lr=1e-4, eval_every=25, eval_size=500,
+                        sft_stop_accuracy=0.5)
+        else:  # gpu (NOT run yet: no GPU so far): bigger model and batches, same warm-start rule at a higher bar,
+            # dynamic sampling (many all-correct groups near the top), clip-higher, bf16 autocast
             base = dict(steps=int(100 * p.scale), prompts_per_step=64, group_size=16, lr=1e-4,
-                        eval_every=20, eval_size=1000, plot_every=10, dynamic_sampling=True, eps_high=0.28)
+                        eval_every=20, eval_size=1000, plot_every=10, dynamic_sampling=True, eps_high=0.28,
+                        sft_stop_accuracy=0.7)
+        if WARM_START_FIELDS & overrides.keys():  # one warm-start choice replaces the profile's
+            base = {k: v for k, v in base.items() if k not in WARM_START_FIELDS}
         base.update(overrides)
         return cls(profile=p.name, **base)
 
@@ -175,24 +198,61 @@ def completion_mask_planted_bug(rollout, eos_id: int, mask_truncated: bool) -> t
 
 
 # --------------------------------------------------------------------------------------------- warm start
-def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None = None, seed: int = 0):
-    """``(policy, tokenizer)``: the arithmetic SFT policy, or with ``sft_steps`` a shorter SFT of the same recipe,
-    built once with tinyworld's ``build_checkpoint`` and cached next to the full one."""
+SFT_CHECK_EVERY = 25
+"""SFT steps between two accuracy checks of ``sft_stop_accuracy``."""
+
+
+def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None = None, seed: int = 0, *,
+                    sft_stop: int | None = None, sft_stop_accuracy: float | None = None):
+    """``(policy, tokenizer)``: the arithmetic SFT policy; with ``sft_steps`` a shorter SFT of the same recipe
+    (its own, compressed schedule); with ``sft_stop`` the profile's full SFT run stopped after that many steps;
+    with ``sft_stop_accuracy`` that run stopped at the first check where greedy accuracy on 256 training
+    prompts reaches it. Built once with tinyworld's ``build_checkpoint`` and cached next to the full one (the
+    manifest's ``metrics`` hold ``sft/steps`` and the held-out ``eval/accuracy``)."""
     import os
 
-    from rlprep.tinyworld import checkpoints, load_policy
+    from rlprep.tinyworld import build_tokenizer, checkpoints, get_task, load_policy
 
     p = profile if isinstance(profile, Profile) else get_profile(profile)
-    if sft_steps is None or sft_steps == p.sft_steps:
+    if sum(x is not None for x in (sft_steps, sft_stop, sft_stop_accuracy)) > 1:
+        raise ValueError("pass at most one of sft_steps (a shorter SFT run), sft_stop and sft_stop_accuracy "
+                         "(stop the full run early)")
+    if sft_stop is not None and not 1 <= sft_stop <= p.sft_steps:
+        raise ValueError(f"sft_stop must be in 1..{p.sft_steps} (the {p.name} profile's SFT steps), got {sft_stop}")
+    if sft_stop_accuracy is not None and not 0 < sft_stop_accuracy <= 1:
+        raise ValueError(f"sft_stop_accuracy must be in (0, 1], got {sft_stop_accuracy}")
+    stop_when = None
+    if sft_stop_accuracy is not None:
+        task = get_task("arithmetic")
+        probe = task.sample(256, split="train", seed=seed + 20_000)  # training prompts: the test set stays unseen
+        probe_tokenizer = build_tokenizer()
+
+        def stop_when(step: int, model) -> bool:
+            if (step + 1) % SFT_CHECK_EVERY:
+                return False
+            return evaluate_accuracy(model, probe_tokenizer, task, probe, max_new_tokens=6) >= sft_stop_accuracy
+
+        suffix = f"acc{sft_stop_accuracy:g}-every{SFT_CHECK_EVERY}"  # the rule is part of the cache name
+    elif sft_stop is not None and sft_stop != p.sft_steps:
+        suffix = f"stop{sft_stop}"
+    elif sft_steps is not None and sft_steps != p.sft_steps:
+        suffix = f"sft{sft_steps}"
+    else:
         return load_policy("arithmetic", p, seed=seed)
     full = checkpoints.checkpoint_dir("arithmetic", p, seed)
-    target = full.with_name(f"{full.name}-sft{sft_steps}")
+    target = full.with_name(f"{full.name}-{suffix}")
     if not target.exists() or checkpoints.verify_checkpoint(target) is not None:
-        tmp, _ = checkpoints.build_checkpoint("arithmetic", p, seed, steps=sft_steps)
+        tmp, _ = checkpoints.build_checkpoint("arithmetic", p, seed, steps=sft_steps, stop_after=sft_stop,
+                                              stop_when=stop_when)
         if target.exists():
             checkpoints._discard(target)
         os.replace(tmp, target)
     return checkpoints.load_checkpoint(target, device=p.device)
+
+
+def warm_start_kwargs(config: "GRPOConfig") -> dict:
+    """The ``load_warm_start`` keywords a config asks for."""
+    return dict(sft_steps=config.sft_steps, sft_stop=config.sft_stop, sft_stop_accuracy=config.sft_stop_accuracy)
 
 
 # --------------------------------------------------------------------------------------------- eval
@@ -231,7 +291,7 @@ class GRPOTrainer:
         self.device = resolve_device(config.device, self.profile)
         seed_everything(config.seed)
         if policy is None:
-            policy, tokenizer = load_warm_start(self.profile, config.sft_steps)
+            policy, tokenizer = load_warm_start(self.profile, **warm_start_kwargs(config))
         if tokenizer is None:
             raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
         self.policy = policy.to(self.device).train()
@@ -488,7 +548,7 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
 
     base = config or GRPOConfig.for_profile()
     if policy is None:
-        policy, tokenizer = load_warm_start(base.profile, base.sft_steps)
+        policy, tokenizer = load_warm_start(base.profile, **warm_start_kwargs(base))
     task = task or get_task("arithmetic")
     saved = {k: v.detach().clone() for k, v in policy.state_dict().items()}
     was_training = policy.training
@@ -564,20 +624,104 @@ def _group_batch(policy, tokenizer, task, cfg: GRPOConfig, kind: str, pool_size:
     return _select_rows(out, rows), torch.tensor(rewards, dtype=torch.float32, device=device)[rows.to(device)]
 
 
+# --------------------------------------------------------------------------------------------- SFT curve
+def sft_curve(profile: Profile, stop: int, every: int = SFT_CHECK_EVERY, seed: int = 0) -> list[dict]:
+    """Follow the profile's full arithmetic SFT run for its first ``stop`` steps (nothing is cached) and, every
+    ``every`` steps, measure what a GRPO warm start taken there would offer: ``test`` (greedy, 256 held-out
+    prompts), ``train_probe`` (the ``sft_stop_accuracy`` rule's number), ``sampled`` (mean reward of 8 samples
+    at temperature 1 on 64 training prompts) and ``mixed`` (share of those groups with both right and wrong
+    samples: the groups that give GRPO a gradient). Used to choose the warm start; see docs/benchmarks.md."""
+    from rlprep.tinyworld import build_tokenizer, get_task
+    from rlprep.tinyworld.model import build_model
+    from rlprep.tinyworld.sft import SFTConfig, train_sft
+
+    tokenizer, task = build_tokenizer(), get_task("arithmetic")
+    model = build_model(profile, tokenizer, seed=seed).to(profile.device)
+    test = task.sample(256, split="test", seed=seed + 10_000)
+    probe = task.sample(256, split="train", seed=seed + 20_000)
+    pool = [ex.prompt for ex in task.sample(64, split="train", seed=seed + 5)]
+    rows: list[dict] = []
+
+    def on_step(step: int, loss: float) -> None:
+        if (step + 1) % every:
+            return
+        rates = sample_success_rates(model, tokenizer, task, pool, 8, 6, seed=seed + 1)
+        rows.append({"step": step + 1, "loss": loss,
+                     "test": evaluate_accuracy(model, tokenizer, task, test, 6),
+                     "train_probe": evaluate_accuracy(model, tokenizer, task, probe, 6),
+                     "sampled": float(rates.mean()), "mixed": float(((rates > 0) & (rates < 1)).mean())})
+        print("  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()),
+              flush=True)
+        model.train()
+
+    train_sft(model, tokenizer, task, SFTConfig(steps=profile.sft_steps, batch=profile.sft_batch, lr=profile.sft_lr,
+                                                seed=seed, stop_after=stop), on_step=on_step)
+    return rows
+
+
 # --------------------------------------------------------------------------------------------- CLI
+def _parse_overrides(pairs: list[str]) -> dict:
+    """``["lr=2e-4", "dynamic_sampling=true"]`` -> typed ``GRPOConfig`` overrides (ValueError names the fix)."""
+    import dataclasses
+
+    types = {f.name: f.type for f in dataclasses.fields(GRPOConfig)}
+    out = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in types:
+            raise ValueError(f"--set {pair!r}: expected KEY=VALUE with KEY a GRPOConfig field ({', '.join(types)})")
+        kind = str(types[key])
+        if raw.strip().lower() == "none":
+            out[key] = None
+        elif kind.startswith("bool"):
+            out[key] = raw.strip().lower() in ("1", "true", "yes", "on")
+        elif kind.startswith("int"):
+            out[key] = int(raw)
+        elif kind.startswith("float"):
+            out[key] = float(raw)
+        else:
+            out[key] = raw
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="GRPO/DAPO on the arithmetic task (reference functions).")
     parser.add_argument("--profile", default=None, help="smoke, cpu or gpu (default: RLPREP_PROFILE or auto)")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--run-dir", default=None)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a GRPOConfig field, e.g. --set lr=2e-4 --set sft_stop=275 (repeatable)")
+    parser.add_argument("--sft-curve", type=int, default=None, metavar="STEPS",
+                        help="instead of GRPO: follow the profile's SFT run for STEPS steps and print what a warm "
+                             "start would offer every 25 steps (sft_curve)")
+    parser.add_argument("--device", default=None, help="with --sft-curve: run the profile's model on this device")
     args = parser.parse_args(argv)
-    overrides = {} if args.steps is None else {"steps": args.steps}
+    if args.sft_curve is not None:
+        import dataclasses
+
+        from rlprep.profiles import PROFILES
+
+        name = (args.profile or get_profile().name).strip().lower()
+        if name not in PROFILES:
+            get_profile(name)  # raises the RlprepError that names the profiles
+        profile = dataclasses.replace(PROFILES[name], device=args.device) if args.device else get_profile(name)
+        sft_curve(profile, min(args.sft_curve, profile.sft_steps))
+        return 0
+    overrides = _parse_overrides(args.overrides)
+    if args.steps is not None:
+        overrides["steps"] = args.steps
     config = GRPOConfig.for_profile(args.profile, run_dir=args.run_dir, **overrides)
     history = train_grpo(config, live=False)
     meta = history.meta
-    print(f"profile={config.profile} steps={len(history) - 1} accuracy {meta['accuracy_start']:.3f} -> "
-          f"{meta['accuracy_end']:.3f} (+{100 * (meta['accuracy_end'] - meta['accuracy_start']):.1f} points) "
-          f"in {meta['wall_s']:.0f} s{' (interrupted)' if history.interrupted else ''}")
+    n = config.eval_size
+    start, end = meta["accuracy_start"], meta["accuracy_end"]
+    se = lambda p: math.sqrt(p * (1 - p) / n)  # noqa: E731  binomial standard error of one accuracy
+    curve = " ".join(f"{r['step']}:{r['eval/accuracy']:.3f}" for r in history if r.get("eval/accuracy") is not None)
+    print(f"held-out greedy accuracy by step ({n} test prompts): {curve}")
+    print(f"profile={config.profile} steps={len(history) - 1} accuracy {start:.3f} ± {se(start):.3f} -> "
+          f"{end:.3f} ± {se(end):.3f} ({100 * (end - start):+.1f} points) in {meta['wall_s']:.0f} s"
+          f"{' (interrupted)' if history.interrupted else ''}")
     return 0
 
 

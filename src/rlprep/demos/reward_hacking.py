@@ -26,6 +26,11 @@ from typing import Sequence
 
 import numpy as np
 
+WEAK_RM = {"n_train_pairs": 320, "steps": 60}
+"""Overrides of :class:`~rlprep.trainers.reward_model.RewardModelConfig` for the proxy RM of the sweep: few pairs
+and steps, so it has errors to exploit (Gao et al. 2022, Fig. 2: smaller proxy RMs are over-optimised sooner).
+Measured (cpu profile, seed 0): held-out accuracy 73.6%, Pearson r 0.75 with gold (docs/benchmarks.md)."""
+
 PROBE_LADDERS: dict[str, list[str]] = {
     "distinct intensifiers": [" it is lovely.", " it is very lovely.", " it is very really lovely.",
                               " it is very really truly lovely.", " it is very really truly so lovely."],
@@ -35,9 +40,12 @@ PROBE_LADDERS: dict[str, list[str]] = {
                         " it is very great. the price is very great.",
                         " it is very really great. the price is very really great.",
                         " it is very really truly great. the price is very really truly great."],
+    "broken grammar": [" the color is lovely.", " the colr is lovely.", " the colovely.", " color lovely.",
+                       " lovely."],
 }
 """Hand-written ladders: each step adds one more of a feature. Gold credits distinct intensifiers (x1.3 each),
-but charges 0.5 per repeated intensifier and 0.05 per character beyond 48."""
+but charges 0.5 per repeated intensifier and 0.05 per character beyond 48, and gives -1.5 to text outside the
+grammar (the RM never saw any: every annotated pair is grammatical)."""
 
 
 def review_features(prompts: Sequence[str], texts: Sequence[str]) -> dict[str, float]:
@@ -102,14 +110,14 @@ def hacking_sweep(kl_coefs: Sequence[float] = (0.0, 0.05), config=None, *, rewar
     return rows
 
 
-def plot_hacking(rows: Sequence[dict], feature: str = "text/repeats", title: str = ""):
+def plot_hacking(rows: Sequence[dict], feature: str = "text/parse_rate", title: str = ""):
     """Three panels against PPO step: RM reward, gold reward, and one ``text/*`` feature; a line per kl_coef.
     Returns the matplotlib figure."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     panels = [("reward/rm", "RM (proxy) reward (logit units)"), ("reward/gold", "gold reward (gold units)"),
-              (feature, feature.split("/")[-1] + " per completion")]
+              (feature, feature.split("/")[-1].replace("_", " ") + " (batch mean)")]
     for (key, label), ax in zip(panels, axes):
         for row in rows:
             steps, values = row["history"].series(key)
@@ -136,8 +144,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Reward hacking: a kl_coef sweep of PPO against a weak RM.")
     parser.add_argument("--profile", default=None)
-    parser.add_argument("--rm-pairs", type=int, default=None, help="train the RM on this many pairs")
-    parser.add_argument("--rm-steps", type=int, default=None)
+    parser.add_argument("--rm-pairs", type=int, default=WEAK_RM["n_train_pairs"],
+                        help="train the proxy RM on this many pairs")
+    parser.add_argument("--rm-steps", type=int, default=WEAK_RM["steps"])
+    parser.add_argument("--eval-every", type=int, default=0, help="held-out gold/RM evaluation every N steps")
     parser.add_argument("--steps", type=int, default=None, help="PPO steps per kl_coef")
     parser.add_argument("--lr", type=float, default=None)
     parser.add_argument("--kl-coefs", default="0,0.05")
@@ -157,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     ppo_over = {k: v for k, v in (("steps", args.steps), ("lr", args.lr)) if v is not None}
     config = PPOConfig.for_profile(rm_config.profile, **ppo_over)
     kl_coefs = [float(x) for x in args.kl_coefs.split(",")]
-    rows = hacking_sweep(kl_coefs, replace(config, eval_every=0), reward_model=rm, policy=policy,
+    rows = hacking_sweep(kl_coefs, replace(config, eval_every=args.eval_every), reward_model=rm, policy=policy,
                          tokenizer=tokenizer)
     for r in rows:
         h = r["history"]
@@ -169,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wall {time.perf_counter() - t0:.0f} s")
     if args.json:
         keys = ("reward/rm", "reward/gold", "stats/kl", "text/chars", "text/intensifiers", "text/repeats",
-                "text/parse_rate")
+                "text/parse_rate", "eval/gold", "eval/gold_se", "eval/rm")
         with open(args.json, "w") as f:
             json.dump([{**{k: v for k, v in r.items() if k not in ("history",)},
                         "series": {k: r["history"].series(k) for k in keys}} for r in rows], f)

@@ -276,7 +276,7 @@ def cells():
 
             from rlprep.profiles import get_profile
             from rlprep.tinyworld import load_policy
-            from rlprep.trainers.ppo import PPOConfig, kl_sweep, train_ppo
+            from rlprep.trainers.ppo import PPOConfig, train_ppo
             from rlprep.trainers.reward_model import load_reward_model
 
             PROFILE = get_profile()
@@ -340,30 +340,40 @@ def cells():
             The reward model is a proxy. With a weak KL penalty the policy is free to drift to completions the RM
             over-rates: the RM reward keeps climbing while the gold reward stalls or falls (Gao et al. 2022,
             arXiv 2210.10760, Fig. 1). A stronger penalty keeps the policy near the SFT reference and the two
-            curves together. Whether a short run gets far enough to show the fall depends on the budget: the gpu
-            profile runs long enough; smoke and cpu runs show the start of the split at most.
+            curves together. Gao et al. also found that a proxy RM trained on less data is over-optimised sooner,
+            so this sweep trains against a deliberately **weak proxy RM** (320 pairs, 60 steps: about 74%
+            held-out accuracy) to make the hack show within a cpu budget.
+
+            Before training, ask the proxy what it likes: `rm_probes` scores hand-written ladders of completions
+            with the RM and with the gold scorer. The RM only ever saw grammatical reviews, so it has no reason to
+            penalise a misspelled one: the "broken grammar" ladder is where its score stays high and gold drops
+            to −1.5. The third panel of the sweep plot is the fraction of the policy's samples that still parse.
             """),
         A.demo("kl-sweep", """
-            KL_COEFS = (0.0, 0.01, 0.05, 0.2) if PROFILE.name == "gpu" else (0.0, 0.2)
-            KL_STEPS = {"smoke": 2, "cpu": max(1, config.steps // 6)}.get(PROFILE.name, 2 * config.steps)
-            rows = kl_sweep(KL_COEFS, replace(config, steps=KL_STEPS, eval_every=0), policy=sft_policy,
-                            tokenizer=tokenizer, reward_model=reward_model, **MY_FUNCTIONS)
-            fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-            for (key, label), ax in zip([("reward/rm", "RM reward (logit units)"), ("reward/gold", "gold reward (gold units)"),
-                                         ("stats/kl", "KL to SFT (nats/completion)")], axes):
-                for row in rows:
-                    ax.plot(*row["history"].series(key), marker=".", label=f"kl_coef = {row['kl_coef']:g}")
-                ax.set_xlabel("PPO step")
-                ax.set_ylabel(label)
-                ax.set_title(key)
-                ax.legend()
-            fig.suptitle(f"kl_coef sweep: {KL_STEPS} steps each ({PROFILE.name} profile)")
-            fig.tight_layout()
+            from rlprep.demos.reward_hacking import WEAK_RM, hacking_sweep, plot_hacking, rm_probes
+            from rlprep.trainers.reward_model import RewardModelConfig
+
+            weak = dict(WEAK_RM, steps=20) if PROFILE.name == "smoke" else WEAK_RM  # smoke: seconds
+            proxy_rm = load_reward_model(PROFILE, policy=sft_policy, tokenizer=tokenizer,
+                                         config=RewardModelConfig.for_profile(PROFILE, **weak))
+            print(f"proxy RM: held-out accuracy {proxy_rm.meta['accuracy']:.1%}, Pearson r with gold "
+                  f"{proxy_rm.meta['pearson_gold']:.2f}")
+            for name, probe in rm_probes(proxy_rm, tokenizer).items():
+                print(f"{name}:")
+                for text, r, g in zip(probe["text"], probe["rm"], probe["gold"]):
+                    print(f"    RM {r:+.2f}  gold {g:+.2f}  {text!r}")
+            KL_COEFS = (0.0, 0.01, 0.05, 0.2) if PROFILE.name == "gpu" else (0.0, 0.05)
+            KL_STEPS = {"smoke": 2, "cpu": 80}.get(PROFILE.name, 2 * config.steps)
+            KL_LR = {"smoke": config.lr, "cpu": 1e-4}.get(PROFILE.name, config.lr)
+            rows = hacking_sweep(KL_COEFS, replace(config, steps=KL_STEPS, lr=KL_LR, eval_every=0), policy=sft_policy,
+                                 tokenizer=tokenizer, reward_model=proxy_rm, **MY_FUNCTIONS)
+            fig = plot_hacking(rows, title=f"kl_coef sweep against the weak proxy RM: {KL_STEPS} steps each "
+                                           f"({PROFILE.name} profile)")
             plt.show()
             for row in rows:
                 print(f"kl_coef = {row['kl_coef']:<5g} RM {row['rm_start']:+.3f} -> {row['rm_end']:+.3f}   gold "
                       f"{row['gold_start']:+.3f} -> {row['gold_end']:+.3f} ± {row['gold_end_se']:.3f}   "
-                      f"KL {row['kl_end']:.3f} nats")
+                      f"KL {row['kl_end']:.3f} nats   samples: {row['samples'][:3]}")
             """),
         A.md("summary", """
             **What to see.** With your functions the policy's gold reward rises over the SFT start while the KL to

@@ -111,22 +111,30 @@ def hacking_sweep(kl_coefs: Sequence[float] = (0.0, 0.05), config=None, *, rewar
 
 
 def plot_hacking(rows: Sequence[dict], feature: str = "text/parse_rate", title: str = ""):
-    """Three panels against PPO step: RM reward, gold reward, and one ``text/*`` feature; a line per kl_coef.
-    Returns the matplotlib figure."""
+    """Three panels against PPO step: RM reward, gold reward, and one ``text/*`` feature; a line per kl_coef
+    (training-batch means, 5-step moving average), plus held-out ``eval/rm`` / ``eval/gold`` points when the run
+    logged them (``eval_every``). Returns the matplotlib figure."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-    panels = [("reward/rm", "RM (proxy) reward (logit units)"), ("reward/gold", "gold reward (gold units)"),
-              (feature, feature.split("/")[-1].replace("_", " ") + " (batch mean)")]
-    for (key, label), ax in zip(panels, axes):
-        for row in rows:
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    panels = [("reward/rm", "eval/rm", "RM (proxy) reward (logit units)"),
+              ("reward/gold", "eval/gold", "gold reward (gold units)"),
+              (feature, None, feature.split("/")[-1].replace("_", " ") + " (fraction or count)")]
+    for (key, eval_key, label), ax in zip(panels, axes):
+        for i, row in enumerate(rows):
+            color = f"C{i}"
             steps, values = row["history"].series(key)
-            ax.plot(steps, _smooth(values), label=f"kl_coef = {row['kl_coef']:g}")
+            ax.plot(steps, _smooth(values), color=color, label=f"kl_coef = {row['kl_coef']:g}")
+            if eval_key is not None:
+                e_steps, e_values = row["history"].series(eval_key)
+                if len(e_steps) > 1:
+                    ax.plot(e_steps, e_values, "o", color=color, markersize=4)
         ax.set_xlabel("PPO step")
         ax.set_ylabel(label)
-        ax.set_title(key + " (batch mean, 5-step moving average)")
-        ax.legend()
-    fig.suptitle(title or "Reward hacking: the proxy climbs while gold falls at low kl_coef")
+        ax.set_title(key)
+        ax.legend(fontsize=8)
+    fig.suptitle(title or "Reward hacking: the proxy climbs while gold falls at low kl_coef "
+                          "(lines: batch means, 5-step average; dots: held-out evaluation)")
     fig.tight_layout()
     return fig
 

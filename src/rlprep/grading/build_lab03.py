@@ -389,14 +389,17 @@ def cells():
             The kl_coef sweep against the weak proxy RM (cpu profile, 80 steps, lr 1e-4, seed 0, 2026-11-30; the
             proxy RM: 73.6% held-out accuracy, Pearson r 0.75 with gold) shows the hack. Held-out evaluation on
             256 prompts at steps 0/20/40/60/80, kl_coef 0: RM -0.40, +1.77, +2.50, +2.75, +3.12 (it only climbs)
-            while gold goes -0.21, +0.85, -0.18, -0.68, +0.04 (± 0.07): gold falls by 1.5 while the proxy gains
-            1.0. In the training batches the parse rate drops from 94% to 19% (step 46): the policy writes
+            while gold goes -0.21, +0.85, -0.18, -0.68, +0.04 (± 0.07): from step 20 to 60 gold falls by 1.5
+            while the proxy gains 1.0. In the training batches the parse rate drops from 94% (step 21) to 6% (step 44): the policy writes
             misspelled reviews such as " the colr is lovely.", which the proxy scores like the grammatical one
             (+3.25 vs +3.26) and gold scores -1.5 (outside the grammar). The RM never saw ungrammatical text, so
             nothing taught it to penalise it. kl_coef 0.01 and 0.05 reach the same RM reward (+2.93, +3.09) with
-            gold +0.82 ± 0.03 and +0.54 ± 0.05 and parse rates of 94-97%. All three runs also collapse onto one
-            favourite, " the color is lovely." (gold 0.90, while the gold optimum is about 2.2): the proxy
-            over-rates "lovely". The sweep took 899 s for three runs on 2 shared cores (load 4.6).
+            gold +0.82 ± 0.03 and +0.54 ± 0.05, and their parse rate never drops below 75%. All three runs also
+            collapse onto one favourite, " the color is lovely." (gold 0.90, while the gold optimum is about 2.2):
+            the proxy over-rates "lovely". The cell above runs kl_coef 0 and 0.05 without the intermediate
+            evaluations; the three-run sweep (899 s on 2 shared cores, load 4.6) is
+            `python -m rlprep.demos.reward_hacking --profile cpu --steps 80 --lr 1e-4 --kl-coefs 0,0.01,0.05
+            --eval-every 20 --plot hack.png` (docs/benchmarks.md, issue 4).
 
             The KL printed is the k1 estimate, the sum over sampled tokens of $\log\pi - \log\pi_{ref}$ averaged
             over a batch: unbiased, but a single batch can give a small negative number while the true KL is near 0

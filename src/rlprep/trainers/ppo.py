@@ -381,7 +381,8 @@ def train_ppo(config: PPOConfig | None = None, *, policy=None, tokenizer=None, r
 def kl_sweep(kl_coefs: Sequence[float] = (0.0, 0.01, 0.05, 0.2), config: PPOConfig | None = None, *,
              policy=None, tokenizer=None, reward_model=None, live: bool | None = False, **functions) -> list[dict]:
     """One PPO run per kl_coef from a fresh copy of the SFT policy: final RM reward, gold reward and KL per row.
-    Reward hacking shows as RM reward rising while gold falls at low kl_coef (Gao et al. 2022, arXiv 2210.10760)."""
+    Reward hacking shows as RM reward rising while gold falls at low kl_coef (Gao et al. 2022, arXiv 2210.10760);
+    :func:`rlprep.demos.reward_hacking.hacking_sweep` runs it against a weak proxy RM and names the hack."""
     from rlprep.tinyworld import load_policy
     from rlprep.trainers.reward_model import load_reward_model
 

@@ -128,7 +128,9 @@ class RewardModelConfig:
 
     @classmethod
     def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "RewardModelConfig":
-        """smoke: seconds (above chance); cpu: the lab's >= 85% held-out accuracy; gpu: more pairs and steps."""
+        """smoke: seconds (above chance); cpu: about 83% held-out accuracy in ~2.5 min on 2 cores, against a
+        label-noise ceiling of about 86% (:func:`label_ceiling`; docs/benchmarks.md, issue 4); gpu: more pairs
+        and steps."""
         p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=40, batch_size=32, lr=3e-4, n_train_pairs=1280, n_eval_pairs=200, eval_every=20)

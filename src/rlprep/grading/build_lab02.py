@@ -240,10 +240,10 @@ def cells():
         A.md("summary", """
             **What to see.** The RM ranks held-out pairs far above chance and correlates with the gold scorer, yet
             not perfectly: the gap is what the next lab's PPO run can exploit. Measured with the reference loss in
-            the cpu profile (300 steps, lr 3e-4, seed 0, 2026-11-30, 459 s on 2 shared cores at load 4-6):
-            held-out pairwise accuracy 49% -> 83.0% ± 1.7% on 500 pairs, against a label-noise ceiling of 86.2%
-            (the gold scorer itself scores 87.8% on these labels); agreement with the gold ordering 91.7%;
-            Pearson r 0.93 with gold. The lab's 85% target sits at the ceiling, so read the accuracy against it.
+            the cpu profile (600 steps, lr 3e-4, 19200 pairs, seed 0, 2026-11-30, 287 s on shared cores at load
+            3-4): held-out pairwise accuracy 49% -> 83.6% ± 1.7% on 500 pairs, against a label-noise ceiling of
+            86.2% (the gold scorer itself scores 87.8% on these labels); agreement with the gold ordering 92.5%;
+            Pearson r 0.95 with gold. The lab's 85% target sits at the ceiling, so read the accuracy against it.
             Best-of-N turns the RM into a policy improvement with no training at all; the price is
             the KL on the x-axis, and the gold curve bends once N is large enough to find the RM's blind spots.
 

@@ -135,7 +135,7 @@ class RewardModelConfig:
         if p.name == "smoke":
             base = dict(steps=40, batch_size=32, lr=3e-4, n_train_pairs=1280, n_eval_pairs=200, eval_every=20)
         elif p.name == "cpu":
-            base = dict(steps=300, batch_size=32, lr=3e-4, n_train_pairs=6000, n_eval_pairs=500, eval_every=50)
+            base = dict(steps=600, batch_size=32, lr=3e-4, n_train_pairs=19200, n_eval_pairs=500, eval_every=100)
         else:
             base = dict(steps=int(150 * p.scale), batch_size=64, lr=5e-5, n_train_pairs=20000,
                         n_eval_pairs=2000, eval_every=100)

@@ -382,9 +382,9 @@ def cells():
             how the penalty trades proxy reward for staying close to the reference; read the printed numbers
             against their standard errors before you call a difference real.
 
-            Measured with the reference functions in the cpu profile (60 steps, kl_coef 0.05, seed 0, 2026-11-30):
-            held-out gold reward -0.21 ± 0.06 -> +0.88 ± 0.04 (+15.6 standard errors), RM -0.62 -> +2.02, KL 2.96
-            nats per completion.
+            Measured with the reference functions in the cpu profile (60 steps, kl_coef 0.05, seed 0, 2026-11-30,
+            against the cpu reward model of lab 2): held-out gold reward -0.21 ± 0.06 -> +1.07 ± 0.04 (+17.7
+            standard errors), RM -0.87 -> +2.59, KL 6.14 nats per completion.
 
             The kl_coef sweep against the weak proxy RM (cpu profile, 80 steps, lr 1e-4, seed 0, 2026-11-30; the
             proxy RM: 73.6% held-out accuracy, Pearson r 0.75 with gold) shows the hack. Held-out evaluation on

@@ -332,7 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     config = RewardModelConfig.for_profile(args.profile, **overrides)
     rm, history = train_reward_model(config, live=False)
     m = history.meta
-    print(f"profile={config.profile} held-out pairwise accuracy {m['accuracy_start']:.3f} -> {m['accuracy']:.3f}, "
+    print(f"profile={config.profile} held-out pairwise accuracy {m['accuracy_start']:.3f} -> {m['accuracy']:.3f} "
+          f"± {m['accuracy_se']:.3f} (label-noise ceiling {m['ceiling/expected']:.3f}, gold scorer on these labels "
+          f"{m['ceiling/gold_on_labels']:.3f}), gold-order agreement {m['accuracy_gold']:.3f}, "
           f"Pearson r with gold {m['pearson_gold']:.3f}, {m['wall_s']:.0f} s")
     if args.best_of_n:
         from rlprep.tinyworld import get_task, load_policy

@@ -41,7 +41,7 @@ def setup():
 
 def _run(setup, **kw):
     policy, tokenizer, rm = setup
-    functions = {k: kw.pop(k) for k in list(kw) if k in ("ppo_clip_loss", "compute_gae", "callbacks")}
+    functions = {k: kw.pop(k) for k in list(kw) if k in ("ppo_clip_loss", "compute_gae", "callbacks", "text_metrics")}
     cfg = PPOConfig.for_profile("smoke", **kw)
     return train_ppo(cfg, policy=copy.deepcopy(policy), tokenizer=tokenizer, reward_model=rm, live=False, **functions)
 
@@ -93,6 +93,19 @@ def test_lab01_rowwise_gae_trains_and_lambda_changes_the_advantages(setup):
 
     h = _run(setup, steps=1, lam=0.0, compute_gae=counting_gae)
     assert calls and set(calls) == {0.0} and "loss/value" in h[-1]
+
+
+def test_text_metrics_hook_sees_each_rounds_samples(setup):
+    seen = []
+
+    def lengths(prompts, texts):
+        seen.append((list(prompts), list(texts)))
+        return {"text/n": float(len(texts))}
+
+    h = _run(setup, steps=2, text_metrics=lengths)
+    assert len(seen) == 2 and all(len(p) == len(t) == 16 for p, t in seen)
+    assert [r["text/n"] for r in h[1:]] == [16.0, 16.0]
+    assert all(p.startswith("Review of the ") for p in seen[0][0])
 
 
 def test_interrupt_saves_checkpoint(setup, tmp_path):

@@ -10,8 +10,9 @@ import torch
 
 from rlprep.algos.reward_model import bradley_terry_loss
 from rlprep.tinyworld import get_task, load_policy
-from rlprep.trainers.reward_model import (RewardModel, RewardModelConfig, best_of_n, load_reward_model,
-                                         train_reward_model)
+from rlprep.tinyworld.tasks.reviews import Pair
+from rlprep.trainers.reward_model import (RewardModel, RewardModelConfig, best_of_n, evaluate_reward_model,
+                                         label_ceiling, load_reward_model, train_reward_model)
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +54,36 @@ def test_reward_model_beats_chance_on_held_out_pairs_and_tracks_gold(trained):
     assert meta["pearson_gold"] > 0.3, meta
 
 
+def test_label_ceiling_by_hand():
+    task = get_task("reviews")
+    prompt = "Review of the mug:"
+    # gold: " it is great." = 1.0, " it is bad." = -0.7 (margin 1.7); " it is good." = " it is nice." = 0.6 (tie)
+    pairs = [Pair(prompt, " it is great.", " it is bad."), Pair(prompt, " it is bad.", " it is great."),
+             Pair(prompt, " it is good.", " it is nice.")]
+    c = label_ceiling(task, pairs, beta=3.0)
+    bayes = 1 / (1 + math.exp(-3.0 * 1.7))
+    assert c["ceiling/expected"] == pytest.approx((2 * bayes + 0.5) / 3)
+    assert c["ceiling/gold_on_labels"] == pytest.approx((1 + 0 + 0.5) / 3)  # the second label is the noisy one
+    assert c["ceiling/near_tied"] == pytest.approx(1 / 3)
+
+
+def test_evaluate_separates_noisy_label_accuracy_from_gold_order_agreement():
+    task = get_task("reviews")
+    prompt = "Review of the mug:"
+
+    class GoldRM:  # scores with the gold scorer itself: agrees with the gold order on every untied pair
+        def score(self, tokenizer, prompts, completions):
+            return torch.tensor([task.gold_score(p, c) for p, c in zip(prompts, completions)])
+
+    pairs = [Pair(prompt, " it is great.", " it is bad."), Pair(prompt, " it is bad.", " it is great."),
+             Pair(prompt, " it is good.", " it is nice."), Pair(prompt, " it is very good.", " it is dull.")]
+    m = evaluate_reward_model(GoldRM(), None, task, pairs)
+    assert m["eval/accuracy"] == pytest.approx(0.5)  # the flipped label and the tie (r_c > r_r is False)
+    assert m["eval/accuracy_se"] == pytest.approx(math.sqrt(0.25 / 4))
+    assert m["eval/accuracy_gold"] == pytest.approx(1.0)  # the tie is left out
+    assert m["eval/pearson_gold"] == pytest.approx(1.0)
+
+
 def test_a_sign_flipped_loss_trains_the_rm_backwards(sft):
     policy, tokenizer = sft
 
@@ -84,3 +115,11 @@ def test_cpu_profile_reaches_85_percent_held_out_accuracy():
     """Slow (minutes, cpu profile): ``python -m rlprep.trainers.reward_model --profile cpu``."""
     _, h = train_reward_model(RewardModelConfig.for_profile("cpu"), live=False)
     assert h.meta["accuracy"] >= 0.85, h.meta
+
+
+@pytest.mark.slow
+def test_cpu_profile_rm_is_within_five_points_of_the_label_noise_ceiling():
+    """Slow (minutes, cpu profile). Measured 2026-11-30: 83.6% against a ceiling of 86.2%, gold order 92.5%."""
+    _, h = train_reward_model(RewardModelConfig.for_profile("cpu"), live=False)
+    m = h.meta
+    assert m["accuracy"] >= m["ceiling/expected"] - 0.05 and m["accuracy_gold"] >= 0.9, m

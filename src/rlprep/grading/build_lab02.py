@@ -162,8 +162,23 @@ def cells():
             task = get_task("reviews")
             rm, history = train_reward_model(RewardModelConfig.for_profile(PROFILE), policy=policy, tokenizer=tokenizer,
                                              bradley_terry_loss=bradley_terry_loss)
-            print(f"profile {PROFILE.name}: held-out pairwise accuracy {history.meta['accuracy_start']:.1%} -> "
-                  f"{history.meta['accuracy']:.1%}, Pearson r with the gold scorer {history.meta['pearson_gold']:.3f}")
+            m = history.meta
+            print(f"profile {PROFILE.name}: held-out pairwise accuracy {m['accuracy_start']:.1%} -> {m['accuracy']:.1%} "
+                  f"± {m['accuracy_se']:.1%} (ceiling for these noisy labels: {m['ceiling/expected']:.1%}); "
+                  f"agreement with the gold ordering {m['accuracy_gold']:.1%}; Pearson r with gold {m['pearson_gold']:.3f}")
+            """),
+        A.md("ceiling", """
+            ### Why 100% is out of reach: the label-noise ceiling
+
+            The annotators are noisy on purpose: they prefer completion A with probability
+            $\\sigma(\\beta\\,(g_A - g_B))$, $\\beta = 3$, where $g$ is the gold score. On a pair with gold margin
+            $m$ even a perfect reward model (the gold scorer itself) disagrees with the label with probability
+            $\\sigma(-\\beta|m|)$, so its expected accuracy is $\\mathbb E[\\sigma(\\beta|m|)]$: about **85-86%** on
+            this task, because one pair in five has $|m| < 0.25$ (nearly tied, nearly a coin flip). Held-out
+            accuracy is therefore read against that ceiling, and `accuracy_gold` (how often the RM orders a pair
+            the way the gold scorer does, ties left out) measures the RM without the label noise. Real preference
+            data has the same kind of ceiling: InstructGPT's training labellers agreed with each other 72.6 ± 1.5%
+            of the time (Ouyang et al. 2022, arXiv 2203.02155).
             """),
         A.md("scatter-intro", """
             ### Does the reward model agree with the gold scorer?
@@ -224,8 +239,11 @@ def cells():
         A.md("summary", """
             **What to see.** The RM ranks held-out pairs far above chance and correlates with the gold scorer, yet
             not perfectly: the gap is what the next lab's PPO run can exploit. Measured with the reference loss in
-            the cpu profile (300 steps, seed 0, 2026-11-30): held-out pairwise accuracy 49% -> 81%, Pearson r
-            0.90 with gold; the lab's target is 85%, so the cpu budget still falls short of it. Best-of-N turns the RM into a policy improvement with no training at all; the price is
+            the cpu profile (600 steps, lr 3e-4, 19200 pairs, seed 0, 2026-11-30, 287 s on shared cores at load
+            3-4): held-out pairwise accuracy 49% -> 83.6% ± 1.7% on 500 pairs, against a label-noise ceiling of
+            86.2% (the gold scorer itself scores 87.8% on these labels); agreement with the gold ordering 92.5%;
+            Pearson r 0.95 with gold. The lab's 85% target sits at the ceiling, so read the accuracy against it.
+            Best-of-N turns the RM into a policy improvement with no training at all; the price is
             the KL on the x-axis, and the gold curve bends once N is large enough to find the RM's blind spots.
 
             *Try this:* train with half the steps and redo best-of-N (a worse RM over-optimises sooner); flip

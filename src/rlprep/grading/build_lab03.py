@@ -275,7 +275,7 @@ def cells():
 
             from rlprep.profiles import get_profile
             from rlprep.tinyworld import load_policy
-            from rlprep.trainers.ppo import PPOConfig, kl_sweep, train_ppo
+            from rlprep.trainers.ppo import PPOConfig, train_ppo
             from rlprep.trainers.reward_model import load_reward_model
 
             PROFILE = get_profile()
@@ -339,30 +339,40 @@ def cells():
             The reward model is a proxy. With a weak KL penalty the policy is free to drift to completions the RM
             over-rates: the RM reward keeps climbing while the gold reward stalls or falls (Gao et al. 2022,
             arXiv 2210.10760, Fig. 1). A stronger penalty keeps the policy near the SFT reference and the two
-            curves together. Whether a short run gets far enough to show the fall depends on the budget: the gpu
-            profile runs long enough; smoke and cpu runs show the start of the split at most.
+            curves together. Gao et al. also found that a proxy RM trained on less data is over-optimised sooner,
+            so this sweep trains against a deliberately **weak proxy RM** (320 pairs, 60 steps: about 74%
+            held-out accuracy) to make the hack show within a cpu budget.
+
+            Before training, ask the proxy what it likes: `rm_probes` scores hand-written ladders of completions
+            with the RM and with the gold scorer. The RM only ever saw grammatical reviews, so it has no reason to
+            penalise a misspelled one: the "broken grammar" ladder is where its score stays high and gold drops
+            to −1.5. The third panel of the sweep plot is the fraction of the policy's samples that still parse.
             """),
         A.demo("kl-sweep", """
-            KL_COEFS = (0.0, 0.01, 0.05, 0.2) if PROFILE.name == "gpu" else (0.0, 0.2)
-            KL_STEPS = {"smoke": 2, "cpu": max(1, config.steps // 6)}.get(PROFILE.name, 2 * config.steps)
-            rows = kl_sweep(KL_COEFS, replace(config, steps=KL_STEPS, eval_every=0), policy=sft_policy,
-                            tokenizer=tokenizer, reward_model=reward_model, **MY_FUNCTIONS)
-            fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-            for (key, label), ax in zip([("reward/rm", "RM reward (logit units)"), ("reward/gold", "gold reward (gold units)"),
-                                         ("stats/kl", "KL to SFT (nats/completion)")], axes):
-                for row in rows:
-                    ax.plot(*row["history"].series(key), marker=".", label=f"kl_coef = {row['kl_coef']:g}")
-                ax.set_xlabel("PPO step")
-                ax.set_ylabel(label)
-                ax.set_title(key)
-                ax.legend()
-            fig.suptitle(f"kl_coef sweep: {KL_STEPS} steps each ({PROFILE.name} profile)")
-            fig.tight_layout()
+            from rlprep.demos.reward_hacking import WEAK_RM, hacking_sweep, plot_hacking, rm_probes
+            from rlprep.trainers.reward_model import RewardModelConfig
+
+            weak = dict(WEAK_RM, steps=20) if PROFILE.name == "smoke" else WEAK_RM  # smoke: seconds
+            proxy_rm = load_reward_model(PROFILE, policy=sft_policy, tokenizer=tokenizer,
+                                         config=RewardModelConfig.for_profile(PROFILE, **weak))
+            print(f"proxy RM: held-out accuracy {proxy_rm.meta['accuracy']:.1%}, Pearson r with gold "
+                  f"{proxy_rm.meta['pearson_gold']:.2f}")
+            for name, probe in rm_probes(proxy_rm, tokenizer).items():
+                print(f"{name}:")
+                for text, r, g in zip(probe["text"], probe["rm"], probe["gold"]):
+                    print(f"    RM {r:+.2f}  gold {g:+.2f}  {text!r}")
+            KL_COEFS = (0.0, 0.01, 0.05, 0.2) if PROFILE.name == "gpu" else (0.0, 0.05)
+            KL_STEPS = {"smoke": 2, "cpu": 80}.get(PROFILE.name, 2 * config.steps)
+            KL_LR = {"smoke": config.lr, "cpu": 1e-4}.get(PROFILE.name, config.lr)
+            rows = hacking_sweep(KL_COEFS, replace(config, steps=KL_STEPS, lr=KL_LR, eval_every=0), policy=sft_policy,
+                                 tokenizer=tokenizer, reward_model=proxy_rm, **MY_FUNCTIONS)
+            fig = plot_hacking(rows, title=f"kl_coef sweep against the weak proxy RM: {KL_STEPS} steps each "
+                                           f"({PROFILE.name} profile)")
             plt.show()
             for row in rows:
                 print(f"kl_coef = {row['kl_coef']:<5g} RM {row['rm_start']:+.3f} -> {row['rm_end']:+.3f}   gold "
                       f"{row['gold_start']:+.3f} -> {row['gold_end']:+.3f} ± {row['gold_end_se']:.3f}   "
-                      f"KL {row['kl_end']:.3f} nats")
+                      f"KL {row['kl_end']:.3f} nats   samples: {row['samples'][:3]}")
             """),
         A.md("summary", r"""
             **What to see.** With your functions the policy's gold reward rises over the SFT start while the KL to
@@ -371,11 +381,24 @@ def cells():
             how the penalty trades proxy reward for staying close to the reference; read the printed numbers
             against their standard errors before you call a difference real.
 
-            Measured with the reference functions in the cpu profile (60 steps, kl_coef 0.05, seed 0, 2026-11-30):
-            held-out gold reward -0.21 ± 0.06 -> +0.88 ± 0.04 (+15.6 standard errors), RM -0.62 -> +2.02, KL 2.96
-            nats per completion. A 20-step kl_coef sweep did **not** show reward hacking: kl_coef 0 reached gold
-            +0.31 at KL 1.06 nats, kl_coef 0.2 gold +0.35 at KL 0.59 nats, both RM scores near +0.8. The
-            over-optimisation regime needs the longer gpu-profile runs.
+            Measured with the reference functions in the cpu profile (60 steps, kl_coef 0.05, seed 0, 2026-11-30,
+            against the cpu reward model of lab 2): held-out gold reward -0.21 ± 0.06 -> +1.07 ± 0.04 (+17.7
+            standard errors), RM -0.87 -> +2.59, KL 6.14 nats per completion.
+
+            The kl_coef sweep against the weak proxy RM (cpu profile, 80 steps, lr 1e-4, seed 0, 2026-11-30; the
+            proxy RM: 73.6% held-out accuracy, Pearson r 0.75 with gold) shows the hack. Held-out evaluation on
+            256 prompts at steps 0/20/40/60/80, kl_coef 0: RM -0.40, +1.77, +2.50, +2.75, +3.12 (it only climbs)
+            while gold goes -0.21, +0.85, -0.18, -0.68, +0.04 (± 0.07): from step 20 to 60 gold falls by 1.5
+            while the proxy gains 1.0. In the training batches the parse rate drops from 94% (step 21) to 6% (step 44): the policy writes
+            misspelled reviews such as " the colr is lovely.", which the proxy scores like the grammatical one
+            (+3.25 vs +3.26) and gold scores -1.5 (outside the grammar). The RM never saw ungrammatical text, so
+            nothing taught it to penalise it. kl_coef 0.01 and 0.05 reach the same RM reward (+2.93, +3.09) with
+            gold +0.82 ± 0.03 and +0.54 ± 0.05, and their parse rate never drops below 75%. All three runs also
+            collapse onto one favourite, " the color is lovely." (gold 0.90, while the gold optimum is about 2.2):
+            the proxy over-rates "lovely". The cell above runs kl_coef 0 and 0.05 without the intermediate
+            evaluations; the three-run sweep (899 s on 2 shared cores, load 4.6) is
+            `python -m rlprep.demos.reward_hacking --profile cpu --steps 80 --lr 1e-4 --kl-coefs 0,0.01,0.05
+            --eval-every 20 --plot hack.png` (docs/benchmarks.md, issue 4).
 
             The KL printed is the k1 estimate, the sum over sampled tokens of $\log\pi - \log\pi_{ref}$ averaged
             over a batch: unbiased, but a single batch can give a small negative number while the true KL is near 0

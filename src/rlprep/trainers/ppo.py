@@ -197,7 +197,8 @@ class PPOTrainer:
     def __init__(self, config: PPOConfig, policy=None, tokenizer=None, reward_model=None, task=None, *,
                  masked_mean: Callable | None = None, kl_penalized_rewards: Callable | None = None,
                  compute_gae_tokens: Callable | None = None, ppo_clip_loss: Callable | None = None,
-                 value_loss: Callable | None = None, compute_gae: Callable | None = None):
+                 value_loss: Callable | None = None, compute_gae: Callable | None = None,
+                 text_metrics: Callable | None = None):
         from rlprep.tinyworld import get_task, load_policy
         from rlprep.trainers.reward_model import load_reward_model
 
@@ -225,6 +226,8 @@ class PPOTrainer:
                                    else compute_gae_tokens or reference("ppo", "compute_gae_tokens"))
         self.ppo_clip_loss = ppo_clip_loss or reference("ppo", "ppo_clip_loss")
         self.value_loss = value_loss or reference("ppo", "value_loss")
+        self.text_metrics = text_metrics
+        """Optional ``text_metrics(prompts, texts) -> flat dict`` logged every round (what the policy writes)."""
         self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)
         self.critic_optimizer = torch.optim.AdamW(self.critic.parameters(), lr=config.critic_lr, weight_decay=0.0)
         self.rng = np.random.default_rng(config.seed)
@@ -300,6 +303,8 @@ class PPOTrainer:
                         "stats/kl": float(kl_seq.mean()), "stats/explained_var": explained_var,
                         "stats/completion_len": float(mask.sum(-1).mean()),
                         "time/rollout_s": t_rollout, "time/update_s": time.perf_counter() - t0 - t_rollout})
+        if self.text_metrics is not None:
+            metrics.update(self.text_metrics(prompts, out.texts))
         return metrics
 
     def _update(self, ids, attn, mask, C, old_logp, old_values, advantages, returns) -> dict[str, float]:
@@ -331,18 +336,22 @@ def train_ppo(config: PPOConfig | None = None, *, policy=None, tokenizer=None, r
               masked_mean: Callable | None = None, kl_penalized_rewards: Callable | None = None,
               compute_gae_tokens: Callable | None = None, ppo_clip_loss: Callable | None = None,
               value_loss: Callable | None = None, compute_gae: Callable | None = None,
-              callbacks: Sequence[Callable] = (), live: bool | None = None) -> History:
+              text_metrics: Callable | None = None, callbacks: Sequence[Callable] = (),
+              live: bool | None = None) -> History:
     """PPO-RLHF on reviews, training ``policy`` (default: the reviews SFT policy) in place against
     ``reward_model`` (default: :func:`~rlprep.trainers.reward_model.load_reward_model`, cached).
 
     The graded functions default to ``rlprep.algos.ppo``; ``compute_gae`` (lab01's numpy row-wise function)
-    replaces ``compute_gae_tokens`` when given. ``history.meta`` holds the held-out gold reward of the SFT start
+    replaces ``compute_gae_tokens`` when given. ``text_metrics(prompts, texts) -> dict`` (optional) adds
+    metrics about the sampled text to every round (e.g. :func:`rlprep.demos.reward_hacking.review_features`).
+    ``history.meta`` holds the held-out gold reward of the SFT start
     and of the trained policy with standard errors, and ``gold_gain_se`` = their difference in standard errors.
     """
     config = config or PPOConfig.for_profile()
     trainer = PPOTrainer(config, policy, tokenizer, reward_model, task, masked_mean=masked_mean,
                          kl_penalized_rewards=kl_penalized_rewards, compute_gae_tokens=compute_gae_tokens,
-                         ppo_clip_loss=ppo_clip_loss, value_loss=value_loss, compute_gae=compute_gae)
+                         ppo_clip_loss=ppo_clip_loss, value_loss=value_loss, compute_gae=compute_gae,
+                         text_metrics=text_metrics)
     history = History(meta={"config": asdict(config), "trainer": "ppo"})
     t0 = time.perf_counter()
     eval_seed = config.seed + 12345  # the same sampling seed at start and end: a paired comparison
@@ -373,7 +382,8 @@ def train_ppo(config: PPOConfig | None = None, *, policy=None, tokenizer=None, r
 def kl_sweep(kl_coefs: Sequence[float] = (0.0, 0.01, 0.05, 0.2), config: PPOConfig | None = None, *,
              policy=None, tokenizer=None, reward_model=None, live: bool | None = False, **functions) -> list[dict]:
     """One PPO run per kl_coef from a fresh copy of the SFT policy: final RM reward, gold reward and KL per row.
-    Reward hacking shows as RM reward rising while gold falls at low kl_coef (Gao et al. 2022, arXiv 2210.10760)."""
+    Reward hacking shows as RM reward rising while gold falls at low kl_coef (Gao et al. 2022, arXiv 2210.10760);
+    :func:`rlprep.demos.reward_hacking.hacking_sweep` runs it against a weak proxy RM and names the hack."""
     from rlprep.tinyworld import load_policy
     from rlprep.trainers.reward_model import load_reward_model
 

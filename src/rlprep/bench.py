@@ -831,7 +831,7 @@ def run(args) -> int:
             from rlprep.bench_image_diff import format_table, run_benchmark
 
             size = dict(height=135, width=240) if dry_run else {}
-            res = run_benchmark(repeats=3 if quick else 7, slow_repeats=1, **size)
+            res = run_benchmark(repeats=3 if quick else 21, slow_repeats=1, **size)  # 3-6 ms timings: 21 for a stable median
             return {"result": res, "table_median": format_table(res, "timings_ms"),
                     "table_best": format_table(res, "best_ms")}
         _run_section("image", image, sections, notes)

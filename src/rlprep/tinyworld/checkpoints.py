@@ -94,6 +94,17 @@ def read_manifest(path: Path) -> dict:
     return json.loads((path / MANIFEST).read_text())
 
 
+def sft_config(task, profile: Profile, seed: int = 0, steps: int | None = None,
+               stop_after: int | None = None) -> SFTConfig:
+    """The SFT schedule of ``task``'s warm start in ``profile`` (the task scales the profile's batch and steps);
+    ``steps`` overrides the step count, ``stop_after`` stops that schedule early."""
+    from rlprep.tinyworld.sft import SFTConfig  # imports torch: only when a schedule is needed
+
+    batch = max(1, round(profile.sft_batch * task.sft_batch_fraction))
+    steps = steps or max(1, round(profile.sft_steps * task.sft_steps_fraction))
+    return SFTConfig(steps=steps, batch=batch, lr=profile.sft_lr, seed=seed, stop_after=stop_after)
+
+
 def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int | None = None,
                      progress: bool = True, stop_after: int | None = None,
                      stop_when=None) -> tuple[Path, dict]:
@@ -110,15 +121,13 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
 
     from rlprep.tinyworld import get_task
     from rlprep.tinyworld.model import build_model, count_parameters
-    from rlprep.tinyworld.sft import SFTConfig, train_sft
+    from rlprep.tinyworld.sft import train_sft
     from rlprep.tinyworld.tokenizer import build_tokenizer
 
     task = get_task(task_name)
     tokenizer = build_tokenizer()
     model = build_model(profile, tokenizer, seed=seed).to(profile.device)
-    batch = max(1, round(profile.sft_batch * task.sft_batch_fraction))
-    steps = steps or max(1, round(profile.sft_steps * task.sft_steps_fraction))
-    config = SFTConfig(steps=steps, batch=batch, lr=profile.sft_lr, seed=seed, stop_after=stop_after)
+    config = sft_config(task, profile, seed, steps=steps, stop_after=stop_after)
     start, cpu_start = time.perf_counter(), time.process_time()
     bar = tqdm(total=config.stop_after or config.steps, desc=f"SFT {task_name} ({profile.name})", unit="step",
                disable=not progress, file=sys.stderr, leave=False)

@@ -202,6 +202,11 @@ SFT_CHECK_EVERY = 25
 """SFT steps between two accuracy checks of ``sft_stop_accuracy``."""
 
 
+def _stop_probe(task, seed: int) -> list:
+    """The 256 *training* prompts the ``sft_stop_accuracy`` rule is measured on (the test set stays unseen)."""
+    return task.sample(256, split="train", seed=seed + 20_000)
+
+
 def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None = None, seed: int = 0, *,
                     sft_stop: int | None = None, sft_stop_accuracy: float | None = None):
     """``(policy, tokenizer)``: the arithmetic SFT policy; with ``sft_steps`` a shorter SFT of the same recipe
@@ -224,7 +229,7 @@ def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None 
     stop_when = None
     if sft_stop_accuracy is not None:
         task = get_task("arithmetic")
-        probe = task.sample(256, split="train", seed=seed + 20_000)  # training prompts: the test set stays unseen
+        probe = _stop_probe(task, seed)
         probe_tokenizer = build_tokenizer()
 
         def stop_when(step: int, model) -> bool:
@@ -632,13 +637,14 @@ def sft_curve(profile: Profile, stop: int, every: int = SFT_CHECK_EVERY, seed: i
     at temperature 1 on 64 training prompts) and ``mixed`` (share of those groups with both right and wrong
     samples: the groups that give GRPO a gradient). Used to choose the warm start; see docs/benchmarks.md."""
     from rlprep.tinyworld import build_tokenizer, get_task
+    from rlprep.tinyworld.checkpoints import sft_config
     from rlprep.tinyworld.model import build_model
-    from rlprep.tinyworld.sft import SFTConfig, train_sft
+    from rlprep.tinyworld.sft import train_sft
 
     tokenizer, task = build_tokenizer(), get_task("arithmetic")
     model = build_model(profile, tokenizer, seed=seed).to(profile.device)
     test = task.sample(256, split="test", seed=seed + 10_000)
-    probe = task.sample(256, split="train", seed=seed + 20_000)
+    probe = _stop_probe(task, seed)
     pool = [ex.prompt for ex in task.sample(64, split="train", seed=seed + 5)]
     rows: list[dict] = []
 
@@ -654,8 +660,7 @@ def sft_curve(profile: Profile, stop: int, every: int = SFT_CHECK_EVERY, seed: i
               flush=True)
         model.train()
 
-    train_sft(model, tokenizer, task, SFTConfig(steps=profile.sft_steps, batch=profile.sft_batch, lr=profile.sft_lr,
-                                                seed=seed, stop_after=stop), on_step=on_step)
+    train_sft(model, tokenizer, task, sft_config(task, profile, seed, stop_after=stop), on_step=on_step)
     return rows
 
 

@@ -32,6 +32,14 @@ from rlprep.rollout import generate, position_ids_from_mask
 MODES = ("forward", "reverse")
 
 
+def _log_probs(student_logits: torch.Tensor, teacher_logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(log q_S, log p_T), both [B, T, V] float32, after checking the two logits have the same shape."""
+    if student_logits.shape != teacher_logits.shape:
+        raise ValueError(f"student and teacher logits must have the same [B, T, V] shape, got "
+                         f"{tuple(student_logits.shape)} and {tuple(teacher_logits.shape)}")
+    return F.log_softmax(student_logits.float(), dim=-1), F.log_softmax(teacher_logits.float(), dim=-1)
+
+
 def forward_kl_per_token(student_logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
     """KL(p_T || q_S) at each position: Σ_v p_T(v) (log p_T(v) − log q_S(v)).
 
@@ -41,11 +49,7 @@ def forward_kl_per_token(student_logits: torch.Tensor, teacher_logits: torch.Ten
     Returns:
         [B, T] float32, ≥ 0. Mass-covering: large where the teacher has mass the student lacks.
     """
-    if student_logits.shape != teacher_logits.shape:
-        raise ValueError(f"student and teacher logits must have the same [B, T, V] shape, got "
-                         f"{tuple(student_logits.shape)} and {tuple(teacher_logits.shape)}")
-    log_q = F.log_softmax(student_logits.float(), dim=-1)  # (B, T, V)
-    log_p = F.log_softmax(teacher_logits.float(), dim=-1)  # (B, T, V)
+    log_q, log_p = _log_probs(student_logits, teacher_logits)  # (B, T, V) each
     return (log_p.exp() * (log_p - log_q)).sum(-1)
 
 
@@ -58,11 +62,7 @@ def reverse_kl_per_token(student_logits: torch.Tensor, teacher_logits: torch.Ten
     Returns:
         [B, T] float32, ≥ 0. Mode-seeking: large where the student puts mass the teacher does not.
     """
-    if student_logits.shape != teacher_logits.shape:
-        raise ValueError(f"student and teacher logits must have the same [B, T, V] shape, got "
-                         f"{tuple(student_logits.shape)} and {tuple(teacher_logits.shape)}")
-    log_q = F.log_softmax(student_logits.float(), dim=-1)  # (B, T, V)
-    log_p = F.log_softmax(teacher_logits.float(), dim=-1)  # (B, T, V)
+    log_q, log_p = _log_probs(student_logits, teacher_logits)  # (B, T, V) each
     return (log_q.exp() * (log_q - log_p)).sum(-1)
 
 

@@ -15,7 +15,7 @@ from rlprep.bench_image_diff import (diff_bbox_bands, format_table, naive_loop, 
 def test_matches_loop_oracle_on_random_small_images():
     rng = np.random.default_rng(0)
     for _ in range(300):
-        h, w = (int(v) for v in rng.integers(1, 45, 2))  # includes sizes below and above the 16-line block
+        h, w = (int(v) for v in rng.integers(1, 45, 2))  # one block, then line by line
         shape = [(h, w), (h, w, 1), (h, w, 2), (h, w, 3), (h, w, 4), (h, w, 5)][rng.integers(0, 6)]
         a = rng.integers(0, 256, shape, dtype=np.uint8)
         b = a.copy()
@@ -24,6 +24,21 @@ def test_matches_loop_oracle_on_random_small_images():
             b[idx] = rng.integers(0, 256)
         threshold = int(rng.integers(0, 30))
         assert diff_bbox(a, b, threshold) == naive_loop(a, b, threshold), (shape, threshold)
+
+
+def test_matches_numpy_oracle_where_blocks_span_several_lines():
+    """Rows of 24-90 KB: a 512 KiB block is 5-21 rows, and a hit block is rescanned at 1/8 of that, then by lines;
+    a thin band's columns fit one block and are rescanned the same way. Changes sit at block edges too."""
+    rng = np.random.default_rng(5)
+    for case in range(40):
+        h, w, c = int(rng.integers(1, 70)), int(rng.integers(8_000, 30_000)), int(rng.choice([1, 3]))
+        a = rng.integers(0, 256, (h, w, c) if c > 1 else (h, w), dtype=np.uint8)
+        b = a.copy()
+        for _ in range(rng.integers(0, 4)):
+            idx = tuple(int(rng.integers(0, s)) for s in a.shape)
+            b[idx] = rng.integers(0, 256)
+        threshold = int(rng.integers(0, 30))
+        assert diff_bbox(a, b, threshold) == numpy_vectorized(a, b, threshold), (case, a.shape, threshold)
 
 
 def test_non_contiguous_views_and_threshold_edges():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 
 from rlprep.profiles import get_profile
-from rlprep.rollout import generate, position_ids_from_mask, token_logprobs
+from rlprep.rollout import generate, kv_cache_name, position_ids_from_mask, token_logprobs
 from rlprep.tinyworld import build_tokenizer
 from rlprep.tinyworld.model import build_model
 
@@ -124,3 +126,29 @@ def test_left_padded_prompts_get_the_same_greedy_answers():
     mixed = generate(model, tokenizer, [p for pair in zip(short, long) for p in pair], max_new_tokens=5,
                      temperature=0.0).texts[::2]
     assert mixed == alone
+
+
+def test_kv_cache_keyword_follows_the_installed_transformers(tiny):
+    """transformers 5.20+ names the KV cache `cache`, 5.17 (the GPU image's) `past_key_values`; the sampler must
+    pass and read the one this model's forward takes, also through a DDP-style wrapper."""
+
+    class Old(torch.nn.Module):
+        def forward(self, input_ids=None, past_key_values=None, use_cache=None):
+            return input_ids
+
+    class New(torch.nn.Module):
+        def forward(self, input_ids=None, cache=None, use_cache=None):
+            return input_ids
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+        def forward(self, *args, **kwargs):
+            return self.module(*args, **kwargs)
+
+    assert kv_cache_name(Old()) == "past_key_values" and kv_cache_name(Wrapper(Old())) == "past_key_values"
+    assert kv_cache_name(New()) == "cache" and kv_cache_name(Wrapper(New())) == "cache"
+    model, _ = tiny
+    assert kv_cache_name(model) in inspect.signature(model.forward).parameters

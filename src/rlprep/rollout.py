@@ -13,6 +13,7 @@ columns, which shifts every real token of a padded row. Both functions therefore
 from __future__ import annotations
 
 import contextlib
+import inspect
 from dataclasses import dataclass
 
 import torch
@@ -40,6 +41,13 @@ class Rollout:
     prompts: list[str]
     """The B prompts as given."""
 
+
+
+def kv_cache_name(model) -> str:
+    """The keyword (and output field) that carries the KV cache: transformers 5.20+ calls it ``cache``; earlier
+    5.x releases, such as the 5.17 on our GPU image, ``past_key_values``."""
+    inner = getattr(model, "module", model)  # a DDP / accelerate wrapper's forward takes **kwargs only
+    return "cache" if "cache" in inspect.signature(inner.forward).parameters else "past_key_values"
 
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     """[B, L] -> [B, L]: each row's real tokens numbered 0, 1, ... (pad columns get 0)."""
@@ -106,14 +114,15 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
     attention_mask = prompt_mask
     step_ids = input_ids  # what the next forward consumes: the whole prompt first, then one token
     past = None
+    cache_name = kv_cache_name(model)
     alive = torch.ones(batch, dtype=torch.bool, device=device)  # (B,) rows that have not emitted eos
     tokens, logps, masks = [], [], []
     for _ in range(max_new_tokens):
         position_ids = position_ids_from_mask(attention_mask)[:, -step_ids.shape[1]:]  # (B, step)
         with autocast_ctx:  # bf16 on CUDA (the trainers' forward passes use the same autocast), no-op on CPU
             out = model(input_ids=step_ids, attention_mask=attention_mask, position_ids=position_ids,
-                        cache=past, use_cache=True, logits_to_keep=1)
-        past = out.cache  # the KV cache (transformers 5 names it `cache`, formerly `past_key_values`)
+                        use_cache=True, logits_to_keep=1, **{cache_name: past})
+        past = getattr(out, cache_name)  # the KV cache
         logits = out.logits[:, -1, :].float()  # (B, V)
         if temperature == 0:
             logp_all = F.log_softmax(logits, dim=-1)

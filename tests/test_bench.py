@@ -14,7 +14,7 @@ from rlprep.errors import RlprepError  # noqa: E402
 
 def _args(tmp_path, **kw):
     base = dict(gpu=False, quick=True, only=None, profile=None, repeats=None, target_seconds=None,
-                target_points=None, out=str(tmp_path), budget_seconds=None, dry_run=False)
+                target_points=None, out=str(tmp_path), budget_seconds=None, dry_run=False, notes_only=False)
     base.update(kw)
     return SimpleNamespace(**base)
 
@@ -43,6 +43,24 @@ def test_tests_section_writes_both_reports(tmp_path):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-CUDA fallback")
+def test_notes_only_rerenders_the_stored_figures_with_the_edited_notes(tmp_path):
+    with pytest.raises(RlprepError, match="make bench"):  # nothing measured yet: say how to measure
+        bench.run(_args(tmp_path, notes_only=True))
+    assert bench.run(_args(tmp_path, only="tests")) == 0
+    figures = json.loads((tmp_path / "benchmarks.json").read_text())["sections"]
+    (tmp_path / "benchmarks-notes.md").write_text("## A note written after the run\n\nIt cites the run above.\n")
+    assert bench.run(_args(tmp_path, notes_only=True)) == 0
+    report = json.loads((tmp_path / "benchmarks.json").read_text())
+    assert report["sections"] == figures  # nothing was re-measured
+    md = (tmp_path / "benchmarks.md").read_text()
+    assert "## A note written after the run" in md and "## Test suite" in md
+    (tmp_path / "benchmarks-notes.md").unlink()  # a removed notes file leaves the report too
+    assert bench.run(_args(tmp_path, notes_only=True)) == 0
+    assert "A note written after the run" not in (tmp_path / "benchmarks.md").read_text()
+    with pytest.raises(RlprepError, match="drop --gpu"):
+        bench.run(_args(tmp_path, notes_only=True, gpu=True))
+
+
 def test_gpu_mode_without_cuda_skips_labs_with_a_note(tmp_path):
     assert bench.run(_args(tmp_path, gpu=True, only="labs,tests")) == 0
     report = json.loads((tmp_path / "benchmarks-gpu.json").read_text())

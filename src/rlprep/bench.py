@@ -57,6 +57,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-seconds", type=float, default=None,
                         help="--gpu: wall-clock budget of the whole run (default 450, under the 8-minute goal); "
                              "labs stop at their share, later sections are skipped with a note once it is spent")
+    parser.add_argument("--notes-only", action="store_true",
+                        help="measure nothing: rewrite benchmarks.md from the figures in benchmarks.json with the "
+                             "current benchmarks-notes.md and benchmarks-gpu.md (after editing the notes)")
     parser.add_argument("--dry-run", action="store_true",
                         help="--gpu plumbing check without a GPU: the same code path on the CPU, smoke profile, tiny "
                              "budgets (also RLPREP_GPU_DRY_RUN=1); the figures are not GPU figures")
@@ -748,6 +751,30 @@ def _out_dir(args, root: Path) -> Path:
     return root / "docs"
 
 
+def rerender_notes(out_dir: Path) -> Path:
+    """Rewrite ``benchmarks.md`` from the figures stored in ``benchmarks.json`` with the current notes files.
+
+    The notes cite the figures of the last measured run; editing them must not require (or silently trigger) a new
+    run whose figures would no longer match the text.
+    """
+    from rlprep.errors import RlprepError
+
+    stored = out_dir / "benchmarks.json"
+    if not stored.exists():
+        raise RlprepError(f"no {stored} to re-render", "run `make bench` first (it measures and writes it)")
+    try:
+        report = json.loads(stored.read_text())
+    except json.JSONDecodeError as exc:
+        raise RlprepError(f"{stored} is not valid JSON ({exc})", "run `make bench` to measure and rewrite it") from exc
+    for key, name in (("extra_markdown", "benchmarks-notes.md"), ("gpu_markdown", "benchmarks-gpu.md")):
+        report.pop(key, None)
+        if (out_dir / name).exists():
+            report[key] = (out_dir / name).read_text()
+    atomic_write(stored, json.dumps(report, indent=1, default=str) + "\n")
+    atomic_write(out_dir / "benchmarks.md", render_markdown(report) + "\n")
+    return out_dir / "benchmarks.md"
+
+
 def run(args) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -757,6 +784,12 @@ def run(args) -> int:
     from rlprep.paths import repo_root
     from rlprep.profiles import get_profile
 
+    if getattr(args, "notes_only", False):
+        if args.gpu:
+            raise RlprepError("--notes-only re-renders the CPU report", "drop --gpu")
+        written = rerender_notes(_out_dir(args, repo_root()))
+        print(f"rewrote {written} from benchmarks.json and the current notes (nothing measured)")
+        return 0
     dry_run = bool(getattr(args, "dry_run", False)) or os.environ.get("RLPREP_GPU_DRY_RUN") == "1"
     if dry_run and not args.gpu:
         raise RlprepError("--dry-run checks the GPU half's plumbing", "add --gpu (make gpu-check's command)")

@@ -88,7 +88,7 @@ def cells():
             whole-image numpy (several temporary arrays, each a full pass); and **early exit**: scan rows from the
             top until the first difference, from the bottom likewise, then columns only inside the found rows —
             a change near the borders stops after a few rows, and a small change reads each byte about once.
-            Blocks (test 16 rows at once, refine inside the first hit), threads over bands, and downsampling
+            Blocks (test many rows at once, refine inside the first hit), threads over bands, and downsampling
             (a block max of |a − b| is exact for "any difference in this block") are the usual follow-ups.
 
             `diff_bbox_robust(img_a, img_b, ...)`: real cameras add **noise** (every pixel differs a little) and a

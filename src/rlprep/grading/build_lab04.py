@@ -295,7 +295,7 @@ def cells():
               and the gradient of each pair is weighted by $\\sigma(-\\beta\\,\\Delta)$, with $\\Delta$ the log-ratio
               margin: once a pair is ranked with a margin of a few $1/\\beta$ it stops contributing.
             * **Typical values:** β = 0.1 for dialogue and 0.5 for TL;DR summarisation in the DPO paper
-              (arXiv 2305.18290, Sec. 6).
+              (arXiv 2305.18290, App. B).
             * **The leash is weaker than it looks.** With near-deterministic preferences the optimum pushes the
               margin to infinity whatever β, and DPO's KL regularisation vanishes; IPO (arXiv 2310.12036) replaces
               the log-sigmoid by a squared loss on the margin for this reason. In the log-prob curves you can also

@@ -269,7 +269,8 @@ def cells():
             (`rlprep.trainers.grpo.load_warm_start`; prompts like `07+45=`, reward 1 for the right answer) and train it
             with `rlprep.trainers.grpo`, **passing your `group_advantages`, `grpo_loss` and `kl_k3` into the
             trainer**. Budgets follow the profile: `RLPREP_PROFILE=smoke` runs in seconds, `cpu` (the default
-            without a GPU) in about ten minutes on two cores, `gpu` with the real targets.
+            without a GPU) in about four minutes on two cores (220 s for the whole notebook from an empty cache,
+            `docs/benchmarks.md`), `gpu` with the real targets.
 
             **Where RL starts.** The full SFT already answers ~98% of held-out additions (cpu profile): RL would
             have nothing left to learn, and almost every group would be all-correct (zero advantage, W11). So the
@@ -279,7 +280,7 @@ def cells():
             stretch where the model learns carries, and most groups then mix right and wrong answers: the regime
             where GRPO learns. (Stopping a run early is not the same as a shorter run: a 350-step SFT with its
             own compressed schedule scored 0.14, a 500-step one 0.94.) Measured on two shared cores (load
-            average 4-8), the cpu run below took held-out greedy accuracy (500 test prompts, ± one standard
+            average 3.8-5.7), the cpu run below took held-out greedy accuracy (500 test prompts, ± one standard
             error) from **0.524 ± 0.022 to 0.774 ± 0.019** in 400 steps (about 2 minutes); a second seed went
             0.472 → 0.780. See `docs/benchmarks.md`, "GRPO accuracy target". Every run shows a
             progress bar and a live plot; press the stop button (■) at any time: the run ends after the step in
@@ -453,7 +454,8 @@ def cells():
             * **KL vs no KL (W08).** DAPO drops the KL term: for long chain-of-thought RL the policy is *meant* to
               move far from the SFT model, and the clipped ratio against π_old already bounds each update (a
               trust region per step). Stability comes from clip-higher, dynamic sampling, token-level loss and
-              overlong shaping instead. With β > 0 the KL curve stays lower.
+              overlong shaping instead. With β > 0 the KL curve should stay lower, but β = 0.04 is a weak pull:
+              over 120 steps notebook 06 measured a mean k3 KL of 0.056 nats/token with it and 0.047-0.062 without.
             """),
         A.md("gspo-intro", """
             ## GSPO: one ratio per sequence (W20)

@@ -80,8 +80,9 @@ def cells():
             # Lab 1 · Generalized Advantage Estimation (GAE)
 
             Interview questions **W04** (手写 GAE 的完整公式，解释 λ 和 γ 的物理意义；λ 取 0 和 λ 取 1 分别对应什么？
-            — write out GAE, explain λ and γ, and what λ = 0 and λ = 1 mean) and **G08** (手写 GAE 的计算代码
-            — write the GAE code by hand). Both come up in almost every PPO / RLHF interview.
+            各自有什么问题？实际训练中 λ 一般取多少？为什么？ — write out GAE, explain λ and γ, what λ = 0 and λ = 1
+            mean and what is wrong with each, and which λ is used in practice and why) and **G08**
+            (手写 GAE（广义优势估计）的计算代码。 — write the GAE code by hand). Both come up in almost every PPO / RLHF interview.
 
             You will write `compute_gae`, the function every PPO implementation (and the RLHF trainers later in
             this course) uses to turn rewards and critic values into advantages. Then you will *see* the

@@ -216,9 +216,9 @@ def cells():
 
             Interview questions **G09** (手写 PPO-Clip 损失函数 — write the PPO-Clip loss by hand), **G10** (写出 PPO
             多轮小批量更新……的训练循环 — the multi-epoch minibatch loop with value loss, entropy bonus and gradient
-            clipping), **G05** (PPO 中的 KL 散度惩罚是加在奖励里还是作为单独的损失项？ — is the KL penalty added to the
-            reward or a separate loss term?), **W05** (clip vs KL) and **W06** (clip 范围设 0.1 和 0.3 分别会有什么影响？
-            — what do clip ranges of 0.1 and 0.3 do?).
+            clipping), **G05** (PPO 中的 KL 散度惩罚是加在奖励里还是作为单独的损失项？为什么？ — is the KL penalty added to
+            the reward or a separate loss term, and why?), **W05** (clip vs KL) and **W06** (如果 PPO 的 clip 范围设 0.1
+            和 0.3，分别会有什么影响？怎么调？ — what do clip ranges of 0.1 and 0.3 do, and how do you tune it?).
 
             You will write the five pieces of an RLHF PPO step. The course's trainer (`rlprep.trainers.ppo`) then
             runs **your** functions to train the reviews policy against the lab 2 reward model, with a KL

@@ -404,8 +404,8 @@ def cells():
             (+3.25 vs +3.26) and gold scores -1.5 (outside the grammar). The RM never saw ungrammatical text, so
             nothing taught it to penalise it. kl_coef 0.01 and 0.05 reach the same RM reward (+2.93, +3.09) with
             gold +0.82 ± 0.03 and +0.54 ± 0.05, and their parse rate never drops below 75%. All three runs also
-            collapse onto one favourite, " the color is lovely." (gold 0.90, while the gold optimum is about 2.2):
-            the proxy over-rates "lovely". The cell above runs kl_coef 0 and 0.05 without the intermediate
+            collapse onto one favourite, " the color is lovely." (gold 0.90, while the gold optimum is 2.2: one
+            sentence with all four intensifiers and "great"): the proxy over-rates "lovely". The cell above runs kl_coef 0 and 0.05 without the intermediate
             evaluations; the three-run sweep (899 s on 2 shared cores, load 4.6) is
             `python -m rlprep.demos.reward_hacking --profile cpu --steps 80 --lr 1e-4 --kl-coefs 0,0.01,0.05
             --eval-every 20 --plot hack.png` (docs/benchmarks.md, issue 4).

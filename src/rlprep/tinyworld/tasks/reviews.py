@@ -106,7 +106,12 @@ class ReviewsTask:
         return _sentences(text) is not None
 
     def gold_score(self, prompt: str, completion: str) -> float:
-        """The hidden judgement of ``completion`` (roughly -1.5 .. 1.9; higher = better). See the module doc."""
+        """The hidden judgement of ``completion`` (higher = better). See the module doc.
+
+        The best completion scores 2.2: one sentence with all four intensifiers and "great" (by enumeration of
+        every single sentence; two sentences pay the length penalty). Grammatical text can score below the
+        unparsable -1.5: "awful" with four intensifiers is -2.2, and repeated intensifiers go lower still.
+        """
         sentences = _sentences(completion)
         if sentences is None:
             return UNPARSABLE_GOLD

@@ -10,7 +10,7 @@ def importance_weights(
 ) -> torch.Tensor:
     """w = exp(logp_target - logp_behavior), truncated to min(w, clip) when ``clip`` is given.
 
-    Truncated IS as in V-trace (Espeholt et al. 2018, arXiv 1802.01561), Eq. 1 (rho_bar = min(rho_bar, pi/mu)),
+    Truncated IS as in V-trace (Espeholt et al. 2018, arXiv 1802.01561), Eq. 1 (rho_t = min(rho_bar, pi/mu)),
     and the TIS correction of LLM RL. Computed in log space so large log-ratio gaps do not overflow early.
 
     Args:

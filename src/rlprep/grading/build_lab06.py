@@ -176,7 +176,7 @@ def cells():
             so $\mathrm{KL}(\pi\|\mu) = δ^2/2$ and $\mathrm{Var}_\mu[w] = e^{δ^2} - 1$ exactly. **Token sequences:**
             $T$ tokens, each from a softmax over 16 tokens; $\pi$'s logits are $\mu$'s plus a perturbation, and the
             sequence weight is the product of $T$ per-token ratios (the sum of log-ratios), so the sequence KL is
-            $T$ times the per-token KL. The sample variance of **your** `importance_weights` is plotted against the KL.
+            the sum of the $T$ per-token KLs. The sample variance of **your** `importance_weights` is plotted against the KL.
             """),
         A.demo("variance-vs-kl", """
             import matplotlib.pyplot as plt

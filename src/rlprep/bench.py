@@ -751,6 +751,15 @@ def _out_dir(args, root: Path) -> Path:
     return root / "docs"
 
 
+def attach_notes(report: dict, out_dir: Path) -> None:
+    """Put the hand-written analysis (``benchmarks-notes.md``) and the last GPU report (``benchmarks-gpu.md``) into
+    the CPU report, or take them out when the files are gone."""
+    for key, name in (("extra_markdown", "benchmarks-notes.md"), ("gpu_markdown", "benchmarks-gpu.md")):
+        report.pop(key, None)
+        if (out_dir / name).exists():
+            report[key] = (out_dir / name).read_text()
+
+
 def rerender_notes(out_dir: Path) -> Path:
     """Rewrite ``benchmarks.md`` from the figures stored in ``benchmarks.json`` with the current notes files.
 
@@ -766,10 +775,7 @@ def rerender_notes(out_dir: Path) -> Path:
         report = json.loads(stored.read_text())
     except json.JSONDecodeError as exc:
         raise RlprepError(f"{stored} is not valid JSON ({exc})", "run `make bench` to measure and rewrite it") from exc
-    for key, name in (("extra_markdown", "benchmarks-notes.md"), ("gpu_markdown", "benchmarks-gpu.md")):
-        report.pop(key, None)
-        if (out_dir / name).exists():
-            report[key] = (out_dir / name).read_text()
+    attach_notes(report, out_dir)
     atomic_write(stored, json.dumps(report, indent=1, default=str) + "\n")
     atomic_write(out_dir / "benchmarks.md", render_markdown(report) + "\n")
     return out_dir / "benchmarks.md"
@@ -895,11 +901,8 @@ def run(args) -> int:
         figure = plot_labs(sections["labs"], out_dir / f"{stem}-labs.png")
         report["figure"] = figure.name if figure else None
     report["wall_s"] = time.perf_counter() - t_start
-    extra = out_dir / "benchmarks-notes.md"
-    if extra.exists() and not args.gpu:
-        report["extra_markdown"] = extra.read_text()
-    if not args.gpu and (out_dir / "benchmarks-gpu.md").exists():  # keep the last GPU figures in the CPU report
-        report["gpu_markdown"] = (out_dir / "benchmarks-gpu.md").read_text()
+    if not args.gpu:
+        attach_notes(report, out_dir)
     markdown = render_markdown(report) + "\n"
     atomic_write(out_dir / f"{stem}.json", json.dumps(report, indent=1, default=str) + "\n")
     atomic_write(out_dir / f"{stem}.md", markdown)

@@ -309,10 +309,12 @@ def cells():
             Clipping only acts once a round's updates move the ratio past 1 ± ε. The main run's small steps never
             get there in the cpu profile (its clip fraction is 0.000, and ε = 0.1 and 0.2 gave identical runs), so
             the sweep takes a 3× larger learning rate and 4 passes over each batch. Measured in the cpu profile
-            (this cell, 10 rounds each, seed 0): ε = 0.1 / 0.2 / 0.3 clipped 3.8% / 2.5% / 1.4% of tokens, so a
-            smaller ε binds more often, as expected. The distance from the SFT policy after 10 rounds (3.1 / 6.4 /
-            3.2 nats) and the gold reward (+0.43 / −0.20 / +0.68) are not ordered by ε in runs this short: one
-            seed each, so read the clip fraction, not the ranking.
+            (this cell, 10 rounds each, seed 0, 2026-11-30, 1 thread): ε = 0.1 / 0.2 / 0.3 clipped 3.8% / 2.5% /
+            1.4% of tokens, so a smaller ε binds more often, as expected. The distance from the SFT policy after 10
+            rounds (3.1 / 9.2 / 3.2 nats) is not ordered by ε, and the gold reward (+0.43 / +0.58 / +0.68, ± 0.05-0.07)
+            barely separates. An earlier run of this cell (same day, an earlier commit, thread count not recorded)
+            gave ε = 0.2 6.4 nats and gold −0.20, with ε = 0.1 and 0.3 exactly as here: one short run can swing
+            that much on small numerical differences, so read the clip fraction, not the ranking.
             """),
         A.demo("clip-sweep", """
             SWEEP_STEPS = {"smoke": 2, "cpu": max(1, config.steps // 6)}.get(PROFILE.name, config.steps)
@@ -399,16 +401,19 @@ def cells():
             proxy RM: 73.6% held-out accuracy, Pearson r 0.75 with gold) shows the hack. Held-out evaluation on
             256 prompts at steps 0/20/40/60/80, kl_coef 0: RM -0.40, +1.77, +2.50, +2.75, +3.12 (it only climbs)
             while gold goes -0.21, +0.85, -0.18, -0.68, +0.04 (± 0.07): from step 20 to 60 gold falls by 1.5
-            while the proxy gains 1.0. In the training batches the parse rate drops from 94% (step 21) to 6% (step 44): the policy writes
-            misspelled reviews such as " the colr is lovely.", which the proxy scores like the grammatical one
-            (+3.25 vs +3.26) and gold scores -1.5 (outside the grammar). The RM never saw ungrammatical text, so
-            nothing taught it to penalise it. kl_coef 0.01 and 0.05 reach the same RM reward (+2.93, +3.09) with
-            gold +0.82 ± 0.03 and +0.54 ± 0.05, and their parse rate never drops below 75%. All three runs also
-            collapse onto one favourite, " the color is lovely." (gold 0.90, while the gold optimum is 2.2: one
-            sentence with all four intensifiers and "great"): the proxy over-rates "lovely". The cell above runs kl_coef 0 and 0.05 without the intermediate
-            evaluations; the three-run sweep (899 s on 2 shared cores, load 4.6) is
+            while the proxy gains 1.0. In the training batches the parse rate drops from 94% (step 21) to 6%
+            (step 44): the policy writes misspelled reviews such as " the colr is lovely.", which the proxy scores
+            like the grammatical one (+3.25 vs +3.26) and gold scores -1.5 (outside the grammar). The RM never saw
+            ungrammatical text, so nothing taught it to penalise it. kl_coef 0.01 and 0.05 reach the same RM reward
+            (+2.93, +3.09) with gold +0.82 ± 0.03 and +0.54 ± 0.05, and their parse rate never drops below 75%. All
+            three runs also collapse onto one favourite, " the color is lovely." (gold 0.90, while the gold optimum
+            is 2.2: one sentence with all four intensifiers and "great"): the proxy over-rates "lovely". That
+            three-run sweep (899 s on 2 shared cores, load 4.6) is
             `python -m rlprep.demos.reward_hacking --profile cpu --steps 80 --lr 1e-4 --kl-coefs 0,0.01,0.05
-            --eval-every 20 --plot hack.png` (docs/benchmarks.md, issue 4).
+            --eval-every 20 --plot hack.png` (docs/benchmarks.md, issue 4). The cell above runs kl_coef 0 and 0.05
+            without the intermediate evaluations, so its runs draw different samples; in the cpu profile it printed
+            (2026-11-30, 1 thread): kl_coef 0, RM -0.40 -> +3.16 while gold ends at -1.49 ± 0.01 (almost every
+            completion outside the grammar) and KL 38.9 nats; kl_coef 0.05, RM +2.96, gold +0.82 ± 0.03, KL 4.8 nats.
 
             The KL printed is the k1 estimate, the sum over sampled tokens of $\log\pi - \log\pi_{ref}$ averaged
             over a batch: unbiased, but a single batch can give a small negative number while the true KL is near 0

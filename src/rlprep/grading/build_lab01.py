@@ -314,6 +314,15 @@ def cells():
                 print(f"λ = {lam:<4g} held-out gold {m['gold_start']:+.3f} -> {m['gold_end']:+.3f} "
                       f"± {m['gold_end_se']:.3f}, KL {m['kl_end']:.3f} nats")
             """),
+        A.md("ppo-result", """
+            **Measured** with the reference `compute_gae` in the cpu profile (20 steps per λ, seed 0, 2026-11-30,
+            65 s for the three runs on one thread): held-out gold reward from -0.21 to **-0.08 ± 0.06** at λ = 0,
+            **+0.39 ± 0.06** at λ = 0.95 and **+0.42 ± 0.06** at λ = 1. With a critic this young, λ = 0 builds
+            every advantage from the critic's own errors and the policy barely improves (0.47 below λ = 0.95, about
+            six standard errors of the difference). λ = 0.95 and λ = 1 are within half a standard error of each
+            other: in 20 short-horizon steps the extra variance of λ = 1 does not show. One seed; your run with
+            your function should land close to these figures.
+            """),
         *A.grade_yourself_cells(LAB),
     ]
 

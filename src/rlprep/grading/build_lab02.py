@@ -245,7 +245,10 @@ def cells():
             86.2% (the gold scorer itself scores 87.8% on these labels); agreement with the gold ordering 92.5%;
             Pearson r 0.95 with gold. The lab's 85% target sits at the ceiling, so read the accuracy against it.
             Best-of-N turns the RM into a policy improvement with no training at all; the price is
-            the KL on the x-axis, and the gold curve bends once N is large enough to find the RM's blind spots.
+            the KL on the x-axis. With this RM, gold was still rising at N = 32 in the cpu run (2026-11-30: gold
+            -0.68 at N = 1, +0.40 at N = 8, +1.22 at N = 32, where the KL is log 32 - 31/32 ≈ 2.5 nats), so its
+            blind spots are not reached yet. Gao et al. (arXiv 2210.10760) found that the gold curve of best-of-N
+            bends once the KL is large enough, and sooner for weaker reward models: see *Try this*.
 
             *Try this:* train with half the steps and redo best-of-N (a worse RM over-optimises sooner); flip
             the sign of the margin in your loss (the rejected completion wins) and watch the accuracy fall below 50%.

@@ -75,11 +75,10 @@ def have(module: str) -> bool:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    """Text through :func:`rlprep.live.atomic_write_bytes` (temp file, then ``os.replace``)."""
+    from rlprep.live import atomic_write_bytes
+
+    atomic_write_bytes(path, text.encode())
 
 
 def machine_info(device) -> dict:
@@ -558,12 +557,9 @@ def plot_labs(labs: dict, path: Path) -> Path | None:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=80)
     plt.close(fig)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(buffer.getvalue())
-    os.replace(tmp, path)
-    return path
+    from rlprep.live import atomic_write_bytes
+
+    return atomic_write_bytes(path, buffer.getvalue())
 
 
 # ----------------------------------------------------------------------------------------------- report

@@ -33,6 +33,8 @@ import hashlib
 from dataclasses import replace
 from pathlib import Path
 
+from rlprep.live import atomic_write_bytes
+
 TRAINERS = ("dpo", "grpo", "ppo")
 
 
@@ -133,12 +135,17 @@ def train_distributed(name: str, config, accelerator=None):
     """
     accelerator = accelerator or _make_accelerator()
     trainer, seen = build_trainer(name, config, accelerator)
-    if name == "dpo":
-        rows = [trainer.step(step) for step in range(config.steps)]
-    else:
-        rows = [trainer.step() for _ in range(config.steps)]
+    rows = run_steps(name, trainer, config.steps)
     accelerator.wait_for_everyone()
     return trainer, accelerator, rows, seen
+
+
+def run_steps(name: str, trainer, steps: int) -> list[dict]:
+    """``steps`` training steps of ``trainer``: DPO's ``step`` takes the step index (it picks that step's
+    pairs), GRPO and PPO sample fresh data each call. Returns the metric dicts."""
+    if name == "dpo":
+        return [trainer.step(step) for step in range(steps)]
+    return [trainer.step() for _ in range(steps)]
 
 
 def train_dpo_distributed(config, accelerator=None):
@@ -173,12 +180,6 @@ def _config(name: str, profile: str | None, steps: int | None, batch_size: int |
     return PPOConfig.for_profile(profile, **overrides)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def _trainer_names(text: str) -> list[str]:
     names = [x.strip() for x in text.split(",") if x.strip()]
     bad = [x for x in names if x not in TRAINERS]
@@ -192,19 +193,17 @@ def run_one(name: str, args, accelerator) -> None:
     config = _config(name, args.profile, args.steps, args.batch_size)
     trainer, seen = build_trainer(name, config, accelerator)
     start_digest = weights_digest(accelerator.unwrap_model(trainer.policy))
+    rows = run_steps(name, trainer, config.steps)
     if name == "dpo":
-        rows = [trainer.step(step) for step in range(config.steps)]
         seen = [f"{p.prompt}\x00{p.chosen}\x00{p.rejected}" for p in trainer.pairs]
-    else:
-        rows = [trainer.step() for _ in range(config.steps)]
     accelerator.wait_for_everyone()
     digest = weights_digest(accelerator.unwrap_model(trainer.policy))
     data_digest = hashlib.sha256("\n".join(seen).encode()).hexdigest()
     rank = accelerator.process_index
     if args.digest_dir:
         out = Path(args.digest_dir)
-        _write_atomic(out / f"{name}-weights-{rank}.sha256", f"{start_digest}\n{digest}\n")
-        _write_atomic(out / f"{name}-data-{rank}.sha256", data_digest + "\n")
+        atomic_write_bytes(out / f"{name}-weights-{rank}.sha256", f"{start_digest}\n{digest}\n".encode())
+        atomic_write_bytes(out / f"{name}-data-{rank}.sha256", (data_digest + "\n").encode())
     key = HEADLINE[name]
     print(f"rank {rank}/{accelerator.num_processes}: {name} {len(rows)} steps, "
           f"last {key} {rows[-1][key]:.4f}, data {data_digest[:12]}, weights {digest[:12]}", flush=True)

@@ -49,7 +49,20 @@ def _top_level_help() -> str:
     return "\n".join(lines)
 
 
+def _no_imports_from_cwd() -> None:
+    """Drop the working folder from the import path (``python -m`` puts it first): a file planted there,
+    e.g. a ``torch.py`` beside a notebook being graded, must never be imported by rlprep."""
+    import os
+    from pathlib import Path
+
+    cwd = Path.cwd().resolve()
+    package_parent = Path(__file__).resolve().parents[1]
+    sys.path[:] = [p for p in sys.path
+                   if not (Path(p or ".").resolve() == cwd and cwd != package_parent)]
+
+
 def main(argv: list[str] | None = None) -> int:
+    _no_imports_from_cwd()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(_top_level_help())

@@ -11,7 +11,15 @@ import numpy as np
 
 
 class PropertyFailed(AssertionError):
-    """A named property of the learner's answer does not hold."""
+    """A named property of the learner's answer does not hold.
+
+    ``prop`` is the property alone; the message may add detail (a shape, the size of the error) that a
+    hidden test does not show.
+    """
+
+    def __init__(self, prop: str, detail: str = ""):
+        super().__init__(f"{prop}{detail}")
+        self.prop = prop
 
 
 def _to_numpy(x, prop: str) -> np.ndarray:
@@ -19,11 +27,11 @@ def _to_numpy(x, prop: str) -> np.ndarray:
         x = x.detach().cpu()
         x = (x.double() if x.is_floating_point() else x).numpy()
     if type(x) not in (np.ndarray, list, tuple, int, float, bool) and not isinstance(x, np.generic):
-        raise PropertyFailed(f"{prop}: got a {type(x).__name__}, expected an array or a number")
+        raise PropertyFailed(prop, f": got a {type(x).__name__}, expected an array or a number")
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise PropertyFailed(f"{prop}: could not read it as numbers ({err})") from None
+        raise PropertyFailed(prop, f": could not read it as numbers ({err})") from None
     return arr
 
 
@@ -38,33 +46,50 @@ def assert_close(actual, expected, prop: str, rtol: float = 1e-6, atol: float = 
     a = _to_numpy(actual, prop)
     e = np.asarray(expected, dtype=np.float64)
     if a.shape != e.shape:
-        raise PropertyFailed(f"{prop}: wrong shape {tuple(a.shape)}")
+        raise PropertyFailed(prop, f": wrong shape {tuple(a.shape)}")
     if not np.all(np.isfinite(a)):
-        raise PropertyFailed(f"{prop}: contains NaN or inf")
+        raise PropertyFailed(prop, ": contains NaN or inf")
+    rtol, atol = precision_tolerance(actual, e, rtol, atol)
     err = np.abs(a - e)
     if not np.all(err <= atol + rtol * np.abs(e)):
-        raise PropertyFailed(f"{prop} (max abs error {float(err.max()):.3g})")
+        raise PropertyFailed(prop, f" (max abs error {float(err.max()):.3g})")
+
+
+# The error an honest answer computed in a low-precision dtype may carry, relative to the largest magnitude
+# involved: 64 roundings for float32 (7.6e-6), fewer for the 16-bit types, whose epsilon is already large.
+_LOW_PRECISION_TOL = {"float32": 64 * 2.0**-23, "float16": 8 * 2.0**-10, "bfloat16": 4 * 2.0**-7}
+
+
+def precision_tolerance(actual, expected: np.ndarray, rtol: float, atol: float) -> tuple[float, float]:
+    """(rtol, atol) widened when ``actual`` (numpy or torch) is float32/16, so an honest low-precision answer
+    passes while a logic error, far larger, still fails; float64 keeps the test's own tolerance."""
+    dtype = getattr(actual, "dtype", None)
+    tol = _LOW_PRECISION_TOL.get(str(dtype).removeprefix("torch.")) if dtype is not None else None
+    if tol is None:
+        return rtol, atol
+    scale = max(1.0, float(np.max(np.abs(expected))) if expected.size else 1.0)
+    return max(rtol, tol), max(atol, tol * scale)
 
 
 def assert_shape(x, shape: tuple, prop: str) -> None:
     """``x`` is an array (or tensor) of exactly this shape."""
     got = tuple(getattr(x, "shape", ()))
     if got != tuple(shape):
-        raise PropertyFailed(f"{prop}: shape {got}, expected {tuple(shape)}")
+        raise PropertyFailed(prop, f": shape {got}, expected {tuple(shape)}")
 
 
 def assert_float_array(x, prop: str) -> None:
     """``x`` is a numpy array of floating dtype (not an int array, a list or a tensor)."""
     if type(x) is not np.ndarray:
-        raise PropertyFailed(f"{prop}: got a {type(x).__name__}, expected a numpy array")
+        raise PropertyFailed(prop, f": got a {type(x).__name__}, expected a numpy array")
     if x.dtype.kind != "f":
-        raise PropertyFailed(f"{prop}: dtype {x.dtype}, expected a float dtype")
+        raise PropertyFailed(prop, f": dtype {x.dtype}, expected a float dtype")
 
 
 def expect_tuple(result, n: int, prop: str) -> tuple:
     """``result`` is a tuple (or list) of ``n`` items; return it as a tuple."""
     if type(result) not in (tuple, list) or len(result) != n:
-        raise PropertyFailed(f"{prop}: expected a tuple of {n} items, got {type(result).__name__}")
+        raise PropertyFailed(prop, f": expected a tuple of {n} items, got {type(result).__name__}")
     return tuple(result)
 
 

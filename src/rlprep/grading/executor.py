@@ -3,16 +3,19 @@
 nbgrader's own ``Execute`` runs every cell in one kernel, so an answer cell can rewrite
 ``np.testing.assert_allclose``, ``builtins`` or the assert helpers and pass every test. Here:
 
-- setup cells (locked, checked against the gradebook) run in the learner's kernel K *and* in a fresh
-  namespace inside this grader process;
+- setup cells (locked, from the gradebook) run in the learner's kernel K *and* in a fresh namespace inside
+  this grader process;
 - answer cells and any other learner cell run only in K (per-cell timeout, interrupt, restart + replay);
-- test cells (locked grade cells, sources checked against the gradebook) run only here, in a copy of the
+- test cells (locked grade cells) run only here, always with the gradebook's source whatever the cell in the
+  submission says (deleted, restored with a header, or edited), in a copy of the
   setup namespace where each graded function name is a ``FunctionProxy``: calling it ships the arguments
   to K, runs the learner's function there, and ships the result back in the restricted ``wire`` format;
 - ``demo`` cells (training, plots) are skipped, with a note.
 
 The outputs are ordinary nbformat outputs, so nbgrader's ``SaveAutoGrades`` scores them as usual: a test
-cell with an ``error`` output scores 0. Learner stderr never reaches a test cell's outputs.
+cell with an ``error`` output scores 0. Learner stderr never reaches a test cell's outputs. A failure in a
+hidden part of a test names the property only, never the size of the error (no oracle to probe values with).
+K itself runs in a sandbox (``rlprep.grading.sandbox``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from rlprep.grading.kernel import LearnerCallError, LearnerKernel
 from rlprep.grading.wire import WireError
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
+HIDDEN_END = "### END HIDDEN TESTS"
 DEMO_NOTE = "[rlprep] demo cell: skipped during grading\n"
 
 
@@ -71,21 +75,20 @@ class IsolatedRunner:
 
     Args:
         graded_names: function names that test cells call (bound to proxies).
-        trusted: {grade_id: (source, kind)} with kind "setup" or "test": the only cells that run in the
-            grader process, and only when their source is exactly this one.
+        trusted: {grade_id: (source, kind)} with kind "setup" or "test": the only code that runs in the
+            grader process. A submitted cell with one of these grade ids runs this source, never its own.
         cell_timeout: seconds for one learner cell in K.
         call_timeout: seconds for one call of a learner function from a test.
         deadline: seconds for the whole run; later cells fail with a message saying so.
     """
 
     def __init__(self, graded_names, trusted: dict, cell_timeout: float = 30, call_timeout: float = 10,
-                 deadline: float = 300, cwd: str | None = None, kernel_name: str = "python3"):
+                 deadline: float = 300, kernel_name: str = "python3"):
         self.graded_names = list(graded_names)
         self.trusted = dict(trusted)
         self.cell_timeout = cell_timeout
         self.call_timeout = call_timeout
         self.deadline = deadline
-        self.cwd = cwd
         self.kernel_name = kernel_name
         self.kernel: LearnerKernel | None = None
         self._t_end = 0.0
@@ -106,9 +109,9 @@ class IsolatedRunner:
         return cls(names, trusted, **kwargs)
 
     def classify(self, cell) -> str:
-        nbg = cell.get("metadata", {}).get("nbgrader", {})
-        gid = nbg.get("grade_id")
-        if gid in self.trusted and self.trusted[gid][0] == cell.source:
+        """"setup" or "test" (by grade id: the gradebook's source runs), "demo", or "learner"."""
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid in self.trusted:
             return self.trusted[gid][1]
         if cell.get("metadata", {}).get("rlprep", {}).get("role") == "demo":
             return "demo"
@@ -119,11 +122,12 @@ class IsolatedRunner:
 
     # -- the run ----------------------------------------------------------------------------
     def run(self, nb):
-        self.kernel = LearnerKernel(cwd=self.cwd, kernel_name=self.kernel_name)
+        self.kernel = LearnerKernel(kernel_name=self.kernel_name)
         self.kernel.start()
         # The deadline counts from a ready kernel: a slow start on a loaded machine must not eat the learner's
-        # budget (the start itself is bounded by jupyter_client's own timeout).
+        # budget (the start itself is bounded by jupyter_client's own timeout). Replays after a restart count.
         self._t_end = time.monotonic() + self.deadline
+        self.kernel.deadline_at = self._t_end
         setup_ns: dict = {"__name__": "__rlprep_tests__", "__builtins__": builtins}
         try:
             # nbgrader restores deleted test cells but not deleted locked setup cells: run those first
@@ -148,9 +152,11 @@ class IsolatedRunner:
                                                                   "limit; this cell was not run"))
                     continue
                 if kind == "setup":
+                    cell.source = self.trusted[cell.metadata.nbgrader.grade_id][0]
                     self._exec_here(cell.source, setup_ns, cell)
                     self._run_in_kernel(cell)
                 elif kind == "test":
+                    cell.source = self.trusted[cell.metadata.nbgrader.grade_id][0]
                     self._run_test(cell, setup_ns)
                 else:
                     self._run_in_kernel(cell)
@@ -166,8 +172,10 @@ class IsolatedRunner:
             cell.outputs.append(_error("CellTimeout", f"this cell did not finish within {timeout:g} s and was "
                                                       "interrupted (an infinite loop?)"))
         elif run.status == "died":
-            cell.outputs.append(_error("KernelDied", "this cell ended the kernel process (os._exit or a crash); "
-                                                     "the kernel was restarted without it"))
+            after = ("grading stopped running your code (too many restarts)" if self.kernel.given_up
+                     else "the kernel was restarted without it")
+            cell.outputs.append(_error("KernelDied", f"this cell ended the kernel process (os._exit or a crash); "
+                                                     f"{after}"))
 
     @staticmethod
     def _exec_here(source: str, ns: dict, cell) -> None:
@@ -195,25 +203,44 @@ class IsolatedRunner:
         self._forwarded = []
         out = io.StringIO()
         failure = None
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-                exec(compile(cell.source, "<test cell>", "exec"), ns)  # noqa: S102 - instructor code
-        except PropertyFailed as err:
-            failure = ("PropertyFailed", str(err))
-        except LearnerCallError as err:
-            failure = ("LearnerError", str(err))
-        except WireError as err:
-            failure = ("BadReturnValue", str(err))
-        except (Exception, SystemExit) as err:  # noqa: BLE001
-            if HIDDEN_BEGIN in cell.source:
-                failure = (type(err).__name__, "a hidden check failed")
-            else:
-                failure = (type(err).__name__, str(err) or "a check failed")
+        for part, hidden in split_hidden(cell.source):
+            failure = self._exec_test_part(part, ns, out, hidden)
+            if failure:
+                break
         text = "".join(self._forwarded) + out.getvalue()
         if text:
             cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text))
         if failure:
             cell.outputs.append(_error(*failure))
+
+    @staticmethod
+    def _exec_test_part(source: str, ns: dict, out, hidden: bool) -> tuple[str, str] | None:
+        """Run one part of a test cell; return (name, message) of its failure, or None.
+
+        A hidden part's failure names its property only: no error size, no values, no learner message.
+        """
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                exec(compile(source, "<test cell>", "exec"), ns)  # noqa: S102 - instructor code
+        except PropertyFailed as err:
+            return "PropertyFailed", err.prop if hidden else str(err)
+        except LearnerCallError as err:
+            return "LearnerError", str(err)
+        except WireError as err:
+            return "BadReturnValue", str(err)
+        except (Exception, SystemExit) as err:  # noqa: BLE001
+            return type(err).__name__, "a hidden check failed" if hidden else (str(err) or "a check failed")
+        return None
+
+
+def split_hidden(source: str) -> list[tuple[str, bool]]:
+    """[(code, hidden)] of a test cell, in order: the visible part, then the hidden block (if any), then the
+    rest. Each part compiles on its own (the markers are comment lines between statements)."""
+    if HIDDEN_BEGIN not in source:
+        return [(source, False)]
+    before, _, rest = source.partition(HIDDEN_BEGIN)
+    hidden, _, after = rest.partition(HIDDEN_END)
+    return [(part, flag) for part, flag in ((before, False), (hidden, True), (after, False)) if part.strip()]
 
 
 try:  # the nbgrader preprocessor; nbgrader is an instructor/grader dependency
@@ -246,9 +273,8 @@ if NbGraderPreprocessor is not None:
                         names += defined_functions(sc.source)
                     elif sc.locked:
                         trusted[sc.name] = (sc.source, "test" if sc.name in grade_ids else "setup")
-            cwd = resources.get("metadata", {}).get("path") or None
             runner = IsolatedRunner(names, trusted, cell_timeout=self.cell_timeout, call_timeout=self.call_timeout,
-                                    deadline=self.deadline, cwd=cwd, kernel_name=self.kernel_name)
+                                    deadline=self.deadline, kernel_name=self.kernel_name)
             return runner.run(nb), resources
 
 

@@ -47,9 +47,10 @@ class GradeReport:
     cells: list[CellGrade] = field(default_factory=list)
     tampering: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    sandbox: str = ""  # "bubblewrap" or "none: <why>" (rlprep.grading.sandbox)
 
     def as_json(self) -> dict:
-        return {"lab": self.lab, "score": self.score, "max_score": self.max_score,
+        return {"lab": self.lab, "score": self.score, "max_score": self.max_score, "sandbox": self.sandbox,
                 "cells": [asdict(c) for c in self.cells]}
 
 
@@ -115,18 +116,44 @@ def _content_hash(folder: Path) -> str:
     return h.hexdigest()[:16]
 
 
+MANIFEST = "manifest.json"
+
+
+def _manifest(folder: Path) -> dict[str, str]:
+    """{relative path: sha256} of every file of a cached course folder but the manifest itself."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != MANIFEST}
+
+
+def _intact(folder: Path) -> bool:
+    try:
+        recorded = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    return recorded == _manifest(folder)
+
+
 def course_template(lab: str, solutions: Path) -> Path:
-    """A course folder holding the gradebook and released notebook for ``lab`` (built once, cached)."""
+    """A course folder holding the gradebook and released notebook for ``lab`` (built once, cached).
+
+    The folder records the hash of each of its files when it is built; a folder whose files no longer match
+    (edited, truncated, or planted) is thrown away and built again, so a rewritten cache cannot change a grade.
+    """
     from rlprep.grading.release import build_course
 
     sol_dir = solutions / lab
     target = cache_dir() / "gradebooks" / f"{lab}-{_content_hash(sol_dir)}"
-    if (target / "gradebook.db").is_file():
+    if (target / "gradebook.db").is_file() and _intact(target):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{lab}-", dir=target.parent))
     try:
         build_course(lab, sol_dir / f"{lab}.ipynb", tmp)
+        (tmp / MANIFEST).write_text(json.dumps(_manifest(tmp)))
+        if target.exists():
+            stale = target.with_name(f".{target.name}-stale-{os.getpid()}")
+            os.replace(target, stale)
+            shutil.rmtree(stale, ignore_errors=True)
         try:
             os.replace(tmp, target)
         except OSError:  # another run built it first
@@ -171,6 +198,7 @@ def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float =
     """Grade one notebook; see the module docstring."""
     from nbgrader.api import Gradebook
 
+    from rlprep.grading import sandbox
     from rlprep.grading.release import _root, api_for, list_labs
 
     t0 = time.monotonic()
@@ -213,7 +241,7 @@ def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float =
             msg = f"this test cell was {changed[gid]} in your notebook and has been restored. " + msg
         cells.append(CellGrade(gid, score, float(max_score), score >= float(max_score), msg.strip()))
     report = GradeReport(lab, sum(c.points for c in cells), sum(c.max_points for c in cells), cells,
-                         [f"{gid} ({how}, restored)" for gid, how in changed.items()])
+                         [f"{gid} ({how}, restored)" for gid, how in changed.items()], sandbox=sandbox.probe())
     report.seconds = time.monotonic() - t0
     _record(report)
     return report
@@ -237,6 +265,9 @@ def format_report(report: GradeReport) -> str:
         status = "PASS" if c.passed else "FAIL"
         line = f"  {status}  {c.grade_id:<{width}}  {c.points:g}/{c.max_points:g}"
         lines.append(line + (f"  {c.message}" if c.message else ""))
+    if report.sandbox and report.sandbox != "bubblewrap":
+        lines.append(f"sandbox: {report.sandbox}. Your code ran without one: fine for practice, not for a class "
+                     "(see docs/grading.md).")
     if report.tampering:
         lines.append("tampering: test cells changed in your notebook were restored before grading: "
                      + ", ".join(report.tampering))

@@ -7,18 +7,23 @@ so later tests still see the learner's functions.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
+import secrets
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+import zmq
 from jupyter_client import KernelManager
+from jupyter_client.kernelspec import KernelSpec
 
-from rlprep.grading import wire
+from rlprep.grading import sandbox, wire
 
 
 @dataclass
@@ -31,46 +36,64 @@ class CellRun:
     evalue: str = ""
 
 
-class LearnerCallError(Exception):
-    """The learner's function failed in K: it raised, timed out, ended the kernel or returned a bad value."""
+LearnerCallError = wire.LearnerCallError  # raised here, defined beside the value format K also imports
 
 
 class LearnerKernel:
-    """A jupyter kernel for the learner's code, with per-cell timeouts and restart-and-replay."""
+    """A jupyter kernel for the learner's code, in the sandbox, with per-cell timeouts and restart-and-replay.
 
-    def __init__(self, cwd: str | None = None, kernel_name: str = "python3", startup_timeout: float = 60,
-                 extra_env: dict | None = None):
-        self.cwd = cwd or os.getcwd()
+    Args:
+        max_restarts: how often a dead kernel is started again; after that every later cell and call fails at
+            once (an answer that ends the process on every replay cannot stretch the grading).
+        max_output: bytes of output kept per cell; the rest is dropped as it arrives, with a note.
+    """
+
+    def __init__(self, kernel_name: str = "python3", startup_timeout: float = 60, max_restarts: int = 3,
+                 max_output: int = 64 * 1024):
         self.kernel_name = kernel_name
         self.startup_timeout = startup_timeout
-        self.env = dict(os.environ)
-        self.env.update({"RLPREP_PROFILE": "smoke", "MPLBACKEND": "Agg", "NBGRADER_EXECUTION": "autograde"})
-        self.env.setdefault("OMP_NUM_THREADS", "1")
-        # K imports the same rlprep as the grader (wire, asserts), whatever its working directory
-        import rlprep
-
-        paths = [str(Path(rlprep.__file__).resolve().parents[1])]
-        paths += [str(Path(p).resolve()) for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        self.env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-        self.env.update(extra_env or {})
+        self.max_restarts = max_restarts
+        self.max_output = max_output
         self.replay: list[str] = []  # cells that ran cleanly, replayed after a restart
         self.restarts = 0
+        self.given_up = False
+        self.deadline_at = float("inf")  # monotonic time after which replays stop (set by the runner)
         self.km = None
         self.kc = None
-        self._tmp = tempfile.TemporaryDirectory(prefix="rlprep-wire-")
+        self._tmp = tempfile.TemporaryDirectory(prefix="rlprep-kernel-")
+        self.dirs = sandbox.RunDirs(Path(self._tmp.name))
+        self.dirs.create(sandbox.SANDBOX_UID if os.geteuid() == 0 else None)
+        self.sandbox = sandbox.probe()
         self._calls = 0
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
-        self.km = KernelManager(kernel_name=self.kernel_name)
+        command = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                   "--HistoryManager.hist_file=:memory:"]
+        argv, self.sandbox = sandbox.launch_argv(self.dirs, command)
+        self.km = KernelManager(kernel_name=self.kernel_name, transport="ipc",
+                                ip=str(self.dirs.ipc / f"k{self.restarts}"),
+                                connection_file=str(self.dirs.inbox / f"kernel-{self.restarts}.json"))
+        self.km._kernel_spec = KernelSpec(argv=argv, display_name="rlprep learner (sandboxed)", language="python",
+                                          interrupt_mode="message")
+        self.km.write_connection_file()
+        if os.geteuid() == 0:
+            os.chown(self.km.connection_file, sandbox.SANDBOX_UID, sandbox.SANDBOX_UID)
+        env = sandbox.kernel_env(self.dirs, str(self.dirs.home))  # bubblewrap replaces it with --clearenv
         # the kernel's own stderr (its startup banner, learner warnings) never reaches the grader's output
-        self.km.start_kernel(cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             extra_arguments=["--HistoryManager.hist_file=:memory:"])
-        self.kc = self.km.client()
+        self.km.start_kernel(cwd=str(self.dirs.home), env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        context = zmq.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, 16 * self.max_output + 2**20)  # one huge message cannot reach us
+        self.kc = self.km.client(context=context)
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=self.startup_timeout)
 
     def shutdown(self) -> None:
+        self._stop()
+        self._tmp.cleanup()
+
+    def _stop(self) -> None:
         if self.kc is not None:
             self.kc.stop_channels()
         if self.km is not None:
@@ -79,30 +102,35 @@ class LearnerKernel:
             except Exception:  # noqa: BLE001 - a dead kernel may refuse a clean shutdown
                 pass
         self.km = self.kc = None
-        self._tmp.cleanup()
 
     def alive(self) -> bool:
         return self.km is not None and self.km.is_alive()
 
     def restart(self, timeout: float = 30) -> None:
-        """Start a fresh K and replay the cells that had run cleanly (each under ``timeout``)."""
+        """Start a fresh K and replay the cells that had run cleanly, within the deadline; give up after
+        ``max_restarts``."""
+        self._stop()
+        if self.restarts >= self.max_restarts or time.monotonic() >= self.deadline_at:
+            self.given_up = True
+            return
         self.restarts += 1
-        if self.kc is not None:
-            self.kc.stop_channels()
-        try:
-            self.km.shutdown_kernel(now=True)
-        except Exception:  # noqa: BLE001
-            pass
         self.start()
         for code in list(self.replay):
-            self.execute(code, timeout=timeout, record=False)
+            left = self.deadline_at - time.monotonic()
+            if left <= 0 or self.given_up:
+                return
+            self.execute(code, timeout=min(timeout, left), record=False)
 
     # -- execution -------------------------------------------------------------------------
     def execute(self, code: str, timeout: float, record: bool = True, store_history: bool = True) -> CellRun:
         """Run ``code`` in K; interrupt after ``timeout`` s; restart K (and replay) if it died."""
         run = CellRun()
+        if self.given_up or self.kc is None:
+            run.status = "died"
+            return run
         msg_id = self.kc.execute(code, store_history=store_history, allow_stdin=False, stop_on_error=False)
         deadline = time.monotonic() + timeout
+        kept, truncated = 0, False
         idle = False
         while not idle:
             if time.monotonic() > deadline:
@@ -121,12 +149,22 @@ class LearnerKernel:
             if kind == "status" and msg["content"]["execution_state"] == "idle":
                 idle = True
             elif kind in ("stream", "display_data", "execute_result", "error"):
+                size = len(json.dumps(msg["content"], default=str))
+                if kind != "error" and kept + size > self.max_output:
+                    if not truncated:  # keep reading (and dropping) so the kernel is never blocked
+                        truncated = True
+                        run.outputs.append(nbformat.v4.new_output(
+                            "stream", name="stdout",
+                            text=f"\n[rlprep] output past {self.max_output // 1024} KiB was dropped\n"))
+                    continue
+                kept += size
                 out = nbformat.v4.output_from_msg(msg)
                 run.outputs.append(out)
                 if kind == "error":
                     run.status, run.ename, run.evalue = "error", out.ename, out.evalue
             elif kind == "clear_output":
                 run.outputs.clear()
+                kept = 0
         if run.status == "timeout":
             self._recover_from_timeout()
         elif run.status == "died":
@@ -167,33 +205,44 @@ class LearnerKernel:
     # -- calling learner functions ---------------------------------------------------------
     def call(self, func_name: str, args: tuple, kwargs: dict, timeout: float, mode: str = "call",
              wrt: tuple = ()) -> tuple[object, list]:
-        """Call ``func_name`` in K on values shipped in the restricted format; return (result, stdout outputs)."""
+        """Call ``func_name`` in K on values shipped in the restricted format; return (result, stdout outputs).
+
+        The grader writes the arguments where K can only read (``inbox``); K writes its answer under a fresh
+        random name in ``outbox``, which the grader reads with size limits and without following links.
+        """
+        if self.given_up:
+            raise LearnerCallError(f"{func_name} was not called: the kernel died {self.restarts + 1} times, so "
+                                   "grading stopped running your code")
         self._calls += 1
-        call_dir = Path(self._tmp.name) / f"call-{self._calls}"
-        call_dir.mkdir()
+        name = f"call-{self._calls}-{secrets.token_hex(8)}"
+        args_dir, out_dir = self.dirs.inbox / name, self.dirs.outbox / name
+        args_dir.mkdir(mode=0o755)
         try:
-            wire.write(call_dir, "args", [list(args), dict(kwargs)])
+            wire.write(args_dir, "args", [list(args), dict(kwargs)])
         except wire.WireError as err:
             raise ValueError(f"test cell passed an argument the wire cannot carry: {err}") from err
         code = (f"__import__('rlprep.grading.wire', fromlist=['serve']).serve("
-                f"globals(), {func_name!r}, {str(call_dir)!r}, {mode!r}, {tuple(wrt)!r})")
+                f"globals(), {func_name!r}, {str(args_dir)!r}, {str(out_dir)!r}, {mode!r}, {tuple(wrt)!r})")
         run = self.execute(code, timeout=timeout, record=False, store_history=False)
         stdout = [o for o in run.outputs if o.get("output_type") == "stream" and o.get("name") == "stdout"]
         if run.status == "timeout":
             raise LearnerCallError(f"{func_name} did not return within {timeout:g} s (an infinite loop?)")
         if run.status == "died":
             raise LearnerCallError(f"{func_name} ended the kernel process (os._exit or a crash); "
-                                   "the kernel was restarted")
-        error = call_dir / "error.json"
-        if error.exists():
-            import json
-
-            info = json.loads(error.read_text())
-            detail = f": {info['message']}" if info.get("message") else ""
-            raise LearnerCallError(f"{func_name} raised {info.get('type')}{detail}")
-        if not (call_dir / "result.json").exists():
-            raise LearnerCallError(f"{func_name} produced no result ({run.ename or 'the call was cut short'})")
+                                   + ("grading stopped running your code" if self.given_up else
+                                      "the kernel was restarted"))
         try:
-            return wire.read(call_dir, "result"), stdout
+            info = wire.read_json(out_dir / "error.json")
+        except FileNotFoundError:
+            info = None
+        except wire.WireError as err:
+            raise LearnerCallError(f"{func_name} failed and its error could not be read: {err}") from None
+        if info is not None:
+            raise wire.learner_error(func_name, info)
+        try:
+            return wire.read(out_dir, "result"), stdout
+        except FileNotFoundError:
+            raise LearnerCallError(f"{func_name} produced no result ({run.ename or 'the call was cut short'})") \
+                from None
         except Exception as err:  # noqa: BLE001 - whatever K wrote, it is not a valid value
-            raise LearnerCallError(f"{func_name} returned a value the grader cannot read: {err}") from err
+            raise LearnerCallError(f"{func_name} returned a value the grader cannot read: {err}") from None

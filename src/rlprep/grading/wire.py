@@ -5,22 +5,61 @@ scalars, and torch tensors. It is written as ``tree.json`` (the structure) plus 
 array data). Decoding uses ``json`` and ``np.load(allow_pickle=False)`` and builds only these plain
 types, so nothing the learner's kernel writes can run code in the grader or carry a rigged ``__eq__``.
 Anything else (an object, a subclass of ndarray, a generator) is refused when encoding.
+
+The grader reads what the kernel wrote as untrusted bytes: regular files only (no links, no FIFOs), with size
+limits checked before anything is decompressed or allocated.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import stat
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 MAX_DEPTH = 8
+MAX_JSON_BYTES = 4 * 2**20
+MAX_NPZ_BYTES = 64 * 2**20  # the file, and separately all its arrays once decompressed
+MAX_ARRAYS = 4096
 _ARRAY_KINDS = "biufc"
+# Exceptions a test may catch by their builtin type (a learner's ValueError subclass is still a ValueError).
+CATCHABLE = ("ValueError", "TypeError", "IndexError", "KeyError", "LookupError", "ZeroDivisionError",
+             "ArithmeticError", "RuntimeError", "NotImplementedError")
 
 
 class WireError(TypeError):
     """A value that the restricted format cannot carry."""
+
+
+class LearnerCallError(Exception):
+    """The learner's function failed in K: it raised, timed out, ended the kernel or returned a bad value."""
+
+
+_ERROR_CLASSES: dict[str, type] = {}
+
+
+def learner_error(func_name: str, info: dict) -> LearnerCallError:
+    """The exception a test cell sees when the learner's function raised: a LearnerCallError that is also an
+    instance of the builtin type the learner's exception derives from (for ``except ValueError``)."""
+    base = info.get("builtin") if info.get("builtin") in CATCHABLE else None
+    if base and base not in _ERROR_CLASSES:
+        import builtins
+
+        _ERROR_CLASSES[base] = type(f"Learner{base}", (LearnerCallError, getattr(builtins, base)), {})
+    cls = _ERROR_CLASSES.get(base, LearnerCallError)
+    detail = f": {str(info.get('message'))[:2000]}" if info.get("message") else ""
+    return cls(f"{func_name} raised {str(info.get('type'))[:100]}{detail}")
+
+
+def _builtin_base(err: BaseException) -> str | None:
+    for klass in type(err).__mro__:
+        if klass.__module__ == "builtins" and klass.__name__ in CATCHABLE:
+            return klass.__name__
+    return None
 
 
 def _describe(obj) -> str:
@@ -54,8 +93,8 @@ def encode(obj) -> tuple[dict, dict[str, np.ndarray]]:
             return {"t": "int", "v": str(x)}
         if t is float:
             return {"t": "float", "v": repr(x)}
-        if t is str:
-            return {"t": "str", "v": x}
+        if t is str or t is np.str_:
+            return {"t": "str", "v": str(x)}
         if t is list or t is tuple:
             return {"t": t.__name__, "items": [walk(v, depth + 1) for v in x]}
         if t is dict:
@@ -139,34 +178,89 @@ def write(path: Path, name: str, obj) -> None:
     os.replace(tmp, path / f"{name}.json")
 
 
+def _read_untrusted(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; links, FIFOs and larger files are refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise WireError(f"{Path(path).name} cannot be opened as a plain file ({err.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise WireError(f"{Path(path).name} is not a plain file")
+        if info.st_size > limit:
+            raise WireError(f"{Path(path).name} is {info.st_size} bytes, over the {limit} byte limit")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise WireError(f"{Path(path).name} grew past the {limit} byte limit")
+    return data
+
+
+def read_json(path: Path):
+    try:
+        return json.loads(_read_untrusted(path, MAX_JSON_BYTES))
+    except (ValueError, RecursionError) as err:
+        raise WireError(f"malformed {Path(path).name}: {err}") from None
+
+
+def _load_npz(data: bytes) -> dict[str, np.ndarray]:
+    """Arrays of an .npz, after checking every member's decompressed size and declared array size."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            members = zf.infolist()
+            if len(members) > MAX_ARRAYS:
+                raise WireError(f"{len(members)} arrays, over the {MAX_ARRAYS} limit")
+            if sum(m.file_size for m in members) > MAX_NPZ_BYTES:
+                raise WireError(f"the arrays hold over {MAX_NPZ_BYTES} bytes once decompressed")
+            arrays = {}
+            for m in members:
+                with zf.open(m) as f:  # zipfile stops at the declared size and checks the CRC
+                    fmt = np.lib.format
+                    version = fmt.read_magic(f)
+                    header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+                    shape, _, dtype = header(f)
+                    if dtype.hasobject or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > m.file_size:
+                        raise WireError("an array header does not match its data")
+                with zf.open(m) as f:
+                    arrays[m.filename.removesuffix(".npy")] = np.lib.format.read_array(f, allow_pickle=False)
+            return arrays
+    except WireError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any malformed archive is the kernel's fault
+        raise WireError(f"malformed arrays: {type(err).__name__}: {err}") from None
+
+
 def read(path: Path, name: str):
-    """Read what ``write`` wrote: json + ``np.load(allow_pickle=False)`` only."""
+    """Read what ``write`` wrote, as untrusted input: json + ``allow_pickle=False`` arrays, sizes checked."""
     path = Path(path)
-    tree = json.loads((path / f"{name}.json").read_text())
-    with np.load(path / f"{name}.npz", allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+    tree = read_json(path / f"{name}.json")
+    arrays = _load_npz(_read_untrusted(path / f"{name}.npz", MAX_NPZ_BYTES))
     return decode(tree, arrays)
 
 
-def serve(namespace: dict, func_name: str, call_dir: str, mode: str = "call", wrt=()) -> None:
-    """Run in the learner's kernel: call ``namespace[func_name]`` on ``call_dir/args`` and write the result.
+def serve(namespace: dict, func_name: str, args_dir: str, out_dir: str, mode: str = "call", wrt=()) -> None:
+    """Run in the learner's kernel: call ``namespace[func_name]`` on ``args_dir/args``, write to ``out_dir``.
 
     mode "call": result = fn(*args, **kwargs). mode "value_and_grad": result = (value, {name: grad})
     for the keyword arguments named in ``wrt`` (see ``rlprep.grading.asserts.value_and_grad``).
-    Errors are written to ``error.json`` as type name and message (the grader shows them to the learner).
+    Errors are written to ``error.json`` as type name, builtin base and message (the grader shows them).
     """
-    call_dir = Path(call_dir)
+    out = Path(out_dir)
+    out.mkdir()
     try:
         fn = namespace.get(func_name)
         if fn is None or not callable(fn):
             raise NameError(f"name {func_name!r} is not defined: run its answer cell (it must define {func_name})")
-        args, kwargs = read(call_dir, "args")
+        args, kwargs = read(Path(args_dir), "args")
         if mode == "call":
             result = fn(*args, **kwargs)
         else:
             from rlprep.grading.asserts import value_and_grad
 
             result = value_and_grad(fn, wrt=tuple(wrt), **kwargs)
-        write(call_dir, "result", result)
+        write(out, "result", result)
     except BaseException as err:  # noqa: BLE001 - everything, SystemExit included, is reported to the grader
-        (call_dir / "error.json").write_text(json.dumps({"type": type(err).__name__, "message": str(err)[:2000]}))
+        info = {"type": type(err).__name__, "builtin": _builtin_base(err), "message": str(err)[:2000]}
+        (out / "error.json").write_text(json.dumps(info))

@@ -1,0 +1,239 @@
+"""The sandbox the learner's kernel runs in while a notebook is graded.
+
+A learner can read the installed grader, so the kernel that runs their code is treated as hostile. With
+bubblewrap (``bwrap``, Debian's ``bubblewrap``, the sandbox Flatpak uses) the kernel gets:
+
+- its own mount namespace holding only the system (``/usr``, ``/etc``, ...), the Python installation and its
+  site-packages, all read-only; a private ``/tmp`` and home; the repository, the course folder, the gradebook,
+  the learner's data (``RLPREP_HOME``) and the checkpoint cache are not there at all;
+- a copy of the few ``rlprep`` modules a kernel needs (the value format, the assert helpers, lab08's scenes),
+  not the package, so neither the reference solutions nor the lab builders can be read or imported;
+- its own PID, IPC, UTS and network namespaces: it cannot see or signal the grader, every process it starts
+  dies with it (``--die-with-parent``), and it has no network (the kernel talks to the grader over Unix sockets
+  in a folder both can reach);
+- an environment built from a short allow-list (no database URL, no tokens, no ``RLPREP_*`` paths);
+- resource limits (processes, address space, CPU seconds, file size); when the grader runs as root the kernel
+  runs as an unprivileged uid with no capabilities.
+
+Where bubblewrap is missing or cannot create namespaces, the kernel still gets the allow-listed environment,
+a scratch working folder and the limits, and the grade says ``sandbox: none: <why>``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SANDBOX_UID = 61_234  # an otherwise unused uid: its process count belongs to sandboxed kernels alone
+MAX_PROCESSES = 128
+MEMORY_BYTES = int(os.environ.get("RLPREP_SANDBOX_MEMORY_MB", "6144")) * 2**20
+CPU_SECONDS = 900
+FILE_BYTES = 256 * 2**20
+HOME = "/home/learner"
+
+# The only rlprep modules the learner's kernel may import (setup cells and the call server use them).
+KERNEL_MODULES = ("__init__.py", "grading/__init__.py", "grading/wire.py", "grading/asserts.py",
+                  "demos/__init__.py", "demos/image_diff_scenes.py")
+
+_ENV_KEEP = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+@dataclass
+class RunDirs:
+    """The folders of one kernel: ``inbox`` (grader writes, kernel reads), ``outbox`` and ``ipc`` (kernel
+    writes), ``home`` (the kernel's scratch working folder) and ``pkg`` (the kernel's copy of rlprep)."""
+
+    root: Path
+    inbox: Path = field(init=False)
+    outbox: Path = field(init=False)
+    ipc: Path = field(init=False)
+    home: Path = field(init=False)
+    pkg: Path = field(init=False)
+
+    def __post_init__(self):
+        self.root = Path(self.root)
+        for name in ("inbox", "outbox", "ipc", "home", "pkg"):
+            setattr(self, name, self.root / name)
+
+    def create(self, kernel_uid: int | None) -> None:
+        os.chmod(self.root, 0o711)  # the dropped uid must traverse it to reach its own folders
+        for d in (self.inbox, self.outbox, self.ipc, self.home, self.pkg):
+            d.mkdir(mode=0o755)
+        for d in (self.outbox, self.ipc, self.home):
+            if kernel_uid is not None:
+                os.chown(d, kernel_uid, kernel_uid)
+            else:
+                os.chmod(d, 0o700)
+        copy_kernel_package(self.pkg)
+
+
+def copy_kernel_package(dest: Path) -> None:
+    """Copy the allow-listed rlprep modules to ``dest/rlprep``."""
+    import rlprep
+
+    src = Path(rlprep.__file__).resolve().parent
+    for rel in KERNEL_MODULES:
+        target = dest / "rlprep" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if (src / rel).is_file():
+            shutil.copyfile(src / rel, target)
+            target.chmod(0o644)
+        else:
+            target.write_text("")
+    for d in [dest, *dest.rglob("*")]:
+        if d.is_dir():
+            d.chmod(0o755)
+
+
+def kernel_env(dirs: RunDirs, inside_home: str) -> dict[str, str]:
+    """The kernel's whole environment: an allow-list, never the grader's own environment."""
+    env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
+    env.setdefault("LANG", "C.UTF-8")
+    env.update({
+        "PATH": os.pathsep.join(dict.fromkeys([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin",
+                                               "/bin"])),
+        "HOME": inside_home,
+        "PYTHONPATH": str(dirs.pkg),
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": f"{inside_home}/.matplotlib",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "RLPREP_PROFILE": "smoke",
+        "NBGRADER_EXECUTION": "autograde",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    })
+    return env
+
+
+def _limits_argv() -> list[str]:
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        return []
+    return [prlimit, f"--nproc={MAX_PROCESSES}", f"--as={MEMORY_BYTES}", f"--cpu={CPU_SECONDS}",
+            f"--fsize={FILE_BYTES}", "--core=0", "--"]
+
+
+def _drop_argv() -> list[str]:
+    """Run as an unprivileged uid without capabilities (only when the grader is root)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return []
+    return [setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", "--no-new-privs",
+            "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+def _system_mounts() -> list[str]:
+    args = []
+    for top in ("/usr", "/etc", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
+def _python_mounts() -> list[str]:
+    """The Python installation and every import path, minus what the kernel must not see."""
+    import rlprep
+
+    package = Path(rlprep.__file__).resolve().parent
+    hidden = {package.parent}  # src/ of an editable install: the whole package, builders and references
+    cwd = Path.cwd().resolve()
+    roots = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent.parent]
+    for entry in sys.path:
+        p = Path(entry or ".").resolve()
+        if p.is_dir() and p != cwd and p not in hidden:
+            roots.append(p)
+    mounts, seen = [], []
+    for root in sorted({r.resolve() for r in roots if r.is_dir()}, key=lambda r: len(r.parts)):
+        if any(root == s or s in root.parents for s in seen) or root == Path("/") or root in hidden:
+            continue
+        if str(root).startswith(("/usr/", "/etc/")):
+            continue
+        seen.append(root)
+        mounts += ["--ro-bind", str(root), str(root)]
+    # a regular install puts rlprep inside site-packages: hide it behind an empty folder
+    if any(package == s or s in package.parents for s in seen) or str(package).startswith("/usr/"):
+        mounts += ["--tmpfs", str(package)]
+    return mounts
+
+
+def _parent_dirs(mounts: list[str]) -> list[str]:
+    """``--perms 0755 --dir`` for every folder above a mount point, so that the unprivileged kernel can walk
+    down to it (bubblewrap would otherwise create them 0700 when it runs as root)."""
+    dests = [mounts[i + 2] for i, a in enumerate(mounts) if a in ("--ro-bind", "--bind")]
+    dests += [mounts[i + 1] for i, a in enumerate(mounts) if a == "--tmpfs"]
+    parents = {str(a) for d in dests for a in Path(d).parents if str(a) != "/"}
+    args = []
+    for d in sorted(parents, key=lambda x: len(Path(x).parts)):
+        if not d.startswith(("/usr", "/etc", "/proc", "/dev")):
+            args += ["--perms", "0755", "--dir", d]
+    return args
+
+
+def bwrap_argv(dirs: RunDirs, command: list[str], as_root: bool | None = None) -> list[str]:
+    """The full argv that runs ``command`` in the sandbox with ``dirs`` mounted."""
+    bwrap = shutil.which("bwrap")
+    as_root = os.geteuid() == 0 if as_root is None else as_root
+    ns = (["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+          if as_root else ["--unshare-all"])  # as root the uid drop below replaces the user namespace
+    mounts = [*_python_mounts(),
+              "--ro-bind", str(dirs.pkg), str(dirs.pkg),
+              "--ro-bind", str(dirs.inbox), str(dirs.inbox),
+              "--bind", str(dirs.outbox), str(dirs.outbox),
+              "--bind", str(dirs.ipc), str(dirs.ipc),
+              "--bind", str(dirs.home), HOME]
+    argv = [bwrap, *ns, "--die-with-parent", "--new-session", "--clearenv", *_system_mounts(),
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/home",
+            *_parent_dirs(mounts), *mounts, "--chdir", HOME]
+    for key, value in kernel_env(dirs, HOME).items():
+        argv += ["--setenv", key, value]
+    return [*argv, "--", *_limits_argv(), *(_drop_argv() if as_root else []), *command]
+
+
+def plain_argv(command: list[str]) -> list[str]:
+    """No sandbox: limits (and the uid drop when root, if the interpreter is reachable) only."""
+    return [*_limits_argv(), *command]
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> str:
+    """``"bubblewrap"`` when a sandboxed Python starts here, else ``"none: <why>"`` (cached per process)."""
+    if os.environ.get("RLPREP_SANDBOX", "").lower() == "none":
+        return "none: switched off by RLPREP_SANDBOX=none"
+    if not sys.platform.startswith("linux"):
+        return f"none: bubblewrap needs Linux (this is {sys.platform})"
+    if shutil.which("bwrap") is None:
+        return "none: bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="rlprep-probe-") as tmp:
+        dirs = RunDirs(Path(tmp))
+        dirs.create(SANDBOX_UID if os.geteuid() == 0 else None)
+        code = "import rlprep.grading.wire, numpy; open('/proc/self/status').read()"
+        try:
+            run = subprocess.run(bwrap_argv(dirs, [sys.executable, "-c", code]), capture_output=True, text=True,
+                                 timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return f"none: bubblewrap could not start ({err})"
+    if run.returncode != 0:
+        why = (run.stderr.strip().splitlines() or [f"exit {run.returncode}"])[-1]
+        return f"none: bubblewrap could not create the sandbox ({why[:200]})"
+    return "bubblewrap"
+
+
+def launch_argv(dirs: RunDirs, command: list[str]) -> tuple[list[str], str]:
+    """(argv, sandbox description) for starting the learner's kernel."""
+    kind = probe()
+    if kind == "bubblewrap":
+        return bwrap_argv(dirs, command), kind
+    return plain_argv(command), kind

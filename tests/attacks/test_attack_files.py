@@ -1,0 +1,64 @@
+"""Attacks on the learner's and the grader's files and secrets."""
+
+from __future__ import annotations
+
+from harness import ZEROS_GAE, cell, grade, submission, untouched
+
+
+def test_kernel_cannot_plant_code_where_the_grader_imports_from(tmp_path, env):
+    # The grader's working folder (found through /proc) gets a fake `rlprep` package and a `torch.py`: the next
+    # `python -m rlprep grade` started there would run them instead of the grader.
+    attack = cell(r'''
+import os, pathlib
+for pid in ("1", str(os.getppid())):
+    try:
+        cwd = pathlib.Path(os.readlink(f"/proc/{pid}/cwd"))
+        (cwd / "rlprep").mkdir(exist_ok=True)
+        (cwd / "rlprep" / "__init__.py").write_text("")
+        (cwd / "rlprep" / "__main__.py").write_text(
+            "import json\nprint(json.dumps({'lab': 'lab01_gae', 'score': 10.0, 'max_score': 10.0, 'cells': []}))\n")
+        (cwd / "torch.py").write_text("raise SystemExit('planted')\n")
+    except OSError:
+        pass
+''', "attack")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    first = grade(submission(tmp_path / "one", ZEROS_GAE, [attack]), env, cwd=workdir)
+    assert first.score == 0, first.report
+    assert not (workdir / "rlprep").exists() and not (workdir / "torch.py").exists()
+    second = grade(untouched(tmp_path / "two"), env, cwd=workdir)
+    assert second.score == 0, second.report
+
+
+def test_kernel_cannot_overwrite_the_learners_notebook(tmp_path, env):
+    attack = cell(r'''
+import os, pathlib
+args = pathlib.Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\0")
+cwd = pathlib.Path(os.readlink(f"/proc/{os.getppid()}/cwd"))
+for arg in args:
+    if arg.endswith(b".ipynb"):
+        (cwd / arg.decode()).write_text("{}")
+''', "attack")
+    path = submission(tmp_path, ZEROS_GAE, [attack])
+    before = path.read_bytes()
+    grade(path, env)
+    assert path.read_bytes() == before
+
+
+def test_kernel_cannot_delete_the_learners_data(tmp_path, env):
+    keep = tmp_path / "learner-home" / "history.sqlite"
+    keep.write_text("a learner's history")
+    attack = cell("import os, shutil\nshutil.rmtree(os.environ['RLPREP_HOME'], ignore_errors=True)", "attack")
+    grade(submission(tmp_path, ZEROS_GAE, [attack]), env)
+    assert keep.read_text() == "a learner's history"
+
+
+def test_kernel_cannot_read_the_graders_secrets(tmp_path, env):
+    secret = "s3cret-gradebook-password"
+    answer = ("import os\n"
+              "def compute_gae(rewards, values, dones, last_value, gamma=0.99, lam=0.95):\n"
+              "    raise ValueError(repr(dict(os.environ)))\n")
+    graded = grade(submission(tmp_path, answer), {**env, "RLPREP_GRADEBOOK_URL": f"postgresql://u:{secret}@db/x"})
+    assert graded.score == 0
+    assert "raised ValueError" in graded.stdout  # the learner's own message does come back
+    assert secret not in graded.stdout and "RLPREP_CACHE" not in graded.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 from pathlib import Path
 
@@ -100,12 +101,15 @@ def run(args: argparse.Namespace) -> int:
     settings = _settings(args)
     from rlprep.interview.bank import load_bank
     from rlprep.interview.history import History
-    from rlprep.interview.session import MockSession, interviewer_sheet, plan_questions, run_terminal
+    from rlprep.interview.session import MockSession, interviewer_sheet, plan_questions
+    from rlprep.interview.terminal import run_terminal
 
     bank = load_bank()
     if not bank:
         raise RlprepError("the question bank is empty", "reinstall rlprep, or point RLPREP_BANK at a bank directory")
     if args.interviewer:
+        if settings.seed is None:  # printed on the sheet, so the same sheet can be printed again
+            settings.seed = random.SystemRandom().randrange(1, 10000)
         sys.stdout.write(interviewer_sheet(plan_questions(bank, settings), settings, args.format))
         return 0
     stream = None

@@ -62,7 +62,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     modes.add_argument("--format", choices=("text", "markdown"), default="text",
                        help="the interviewer's sheet as plain text (default) or Markdown")
     modes.add_argument("--intro", action="store_true",
-                       help="build your W01 self-introduction from a template and a worked example")
+                       help="build your W01 self-introduction from a template and a worked example (in Chinese; "
+                       "--lang en for English); it asks before replacing a saved draft")
+    modes.add_argument("--force", action="store_true", help="with --intro: replace your saved draft without asking")
     modes.add_argument("--list", action="store_true", help="list the question bank (id, topics, difficulty) and any "
                        "course-map id still missing")
 
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if args.intro:
         from rlprep.interview.intro import run_intro
 
-        run_intro()
+        run_intro(lang="en" if args.lang == "en" else "zh", force=args.force)
         return 0
     if args.list:
         return _list_bank()

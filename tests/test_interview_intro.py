@@ -39,7 +39,8 @@ def test_cli_intro_builds_and_saves_a_draft(tmp_path):
 def test_render_spoken_and_extras_come_from_the_bank(monkeypatch):
     monkeypatch.setenv("RLPREP_BANK", str(FIXTURE_BANK))
     spoken = render_spoken("W04")
-    assert spoken._repr_markdown_() == spoken and "> 固定测试文本。" in spoken and "面试口述版" in spoken
+    assert spoken._repr_markdown_() == spoken and "> 固定测试文本。" in spoken and "字, about one minute" in spoken
+    assert "面试口述版" not in spoken                          # the notebook's heading cell is its one title
     extras = render_section_extras("W04")
     assert "1. TD 残差" in extras and "*the TD residual*" in extras
     assert "**终止状态怎么处理？**" in extras and "乘 (1-done) 截断。" in extras and "- fixture" in extras
@@ -87,3 +88,16 @@ def test_on_a_terminal_an_existing_draft_is_kept_unless_the_learner_says_yes(tmp
     answers = iter(["y", "王晨"] + [""] * 9)
     assert run_intro(out=io.StringIO(), interactive=True).startswith("面试官好，我叫王晨")
     assert (tmp_path / "self_intro_W01.md").read_text(encoding="utf-8").startswith("面试官好，我叫王晨")
+
+
+def test_every_notebook_titles_each_spoken_answer_once():
+    """Each render_spoken cell sits under one "#### 面试口述版" heading cell, and renders no title of its own."""
+    import nbformat
+
+    from interview_support import SRC
+
+    for path in sorted((SRC.parent / "notebooks").glob("*.ipynb")):
+        cells = nbformat.read(path, as_version=4).cells
+        for i, cell in enumerate(cells):
+            if cell.cell_type == "code" and "render_spoken(" in cell.source:
+                assert cells[i - 1].source.strip() == "#### 面试口述版", (path.name, cell.id)

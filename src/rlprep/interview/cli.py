@@ -12,14 +12,16 @@ from rlprep.interview.session import LANGS, PRESETS, SessionSettings
 
 _EPILOG = """\
 how a session runs:
-  Each question shows with the time it has; on a terminal every prompt shows the time left. Answering after
-  the time is allowed and recorded as over time. Type the answer over several lines and end it with an empty
+  Each question shows with the time it has; on a terminal the prompt counts down as you type, and the bell
+  rings with a warning when the time is up. Answering after the time is allowed and recorded as over time. Type the answer over several lines and end it with an empty
   line (or Ctrl-D). A follow-up question (追问) comes next, answered the same way; then the key points are
   revealed with the ones your answers covered (automatic and approximate: a point counts when your answer
   contains one of its terms, in Chinese or English), and you rate yourself 1-5. An empty answer is saved as
-  skipped. Ctrl-C stops the session and keeps everything given so far, the half-typed answer included.
-  Every answer is saved the moment it is given, in $RLPREP_HOME/history.sqlite (else the user data dir);
-  the next session brings back what scored low or was seen long ago (Leitner boxes, D+1/D+3/D+7).
+  skipped. Ctrl-C, closing the terminal or `kill` stops the session and keeps everything given so far, the
+  half-typed answer and its unfinished line included (exit status 128 + signal: 130 for Ctrl-C).
+  Every answer is saved the moment it is given, in $RLPREP_HOME/history.sqlite (else the user data dir).
+  Questions never seen come first the same day; from the next day on, what scored low or was seen long ago
+  comes back first (Leitner boxes, D+1/D+3/D+7).
 
 scripted input (--answers FILE, or a pipe on stdin), per question:
   the answer lines, an empty line, the follow-up answer lines, an empty line, a rating line (1-5 or empty).
@@ -34,7 +36,7 @@ examples:
   rlprep mock --preset third-round
   rlprep mock --topics gae,ppo --questions 3 --minutes 4 --lang zh
   rlprep mock --interviewer --preset rl-core --format markdown > sheet.md
-  rlprep mock --intro
+  rlprep mock --intro --lang en
 """
 
 

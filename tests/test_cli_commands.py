@@ -91,3 +91,22 @@ def test_lab_leaves_ctrl_c_to_jupyterlab_then_exits_130(tmp_path):
         assert proc.stdout.readline().strip() == f"server: ctrl-c {n}"
         time.sleep(0.2)
     assert proc.wait(timeout=20) == 130
+
+
+def test_signals_stop_as_keyboard_interrupt_with_128_plus_signal_but_nohup_is_respected():
+    from rlprep.interrupts import Interrupted, exit_status, signals_interrupt
+
+    assert exit_status(KeyboardInterrupt()) == 130 and exit_status(Interrupted(signal.SIGTERM)) == 143
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)    # as under nohup
+    try:
+        with signals_interrupt():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            try:
+                signal.raise_signal(signal.SIGTERM)
+                time.sleep(0.1)
+                raise AssertionError("SIGTERM did not stop the block")
+            except Interrupted as stop:
+                assert isinstance(stop, KeyboardInterrupt) and stop.signum == signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -39,14 +39,15 @@ def _raise(signum: int, frame) -> None:
 def signals_interrupt(handler: Callable[[int, object], None] = _raise,
                       signums: tuple[int, ...] | None = None) -> Iterator[None]:
     """Route ``signums`` (default SIGTERM and SIGHUP; SIGINT keeps Python's own handler) to ``handler`` (which
-    raises :class:`Interrupted`); the previous handlers come back on exit. Outside the main thread it does nothing
-    (only the main thread may set signal handlers)."""
+    raises :class:`Interrupted`); the previous handlers come back on exit. A signal the process was told to
+    ignore (``nohup`` ignores SIGHUP) stays ignored. Outside the main thread it does nothing (only the main thread
+    may set signal handlers)."""
     if signums is None:
         signums = tuple(s for s in SIGNALS if s != signal.SIGINT)
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.signal(s, handler) for s in signums}
+    previous = {s: signal.signal(s, handler) for s in signums if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         yield
     finally:

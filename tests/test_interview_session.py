@@ -13,7 +13,8 @@ from rlprep.errors import RlprepError
 from rlprep.interview.bank import load_bank
 from rlprep.interview.history import History
 from rlprep.interview.session import (MockSession, SessionSettings, covered_points, interviewer_sheet, plan_questions,
-                                      run_terminal, term_matches)
+                                      term_matches)
+from rlprep.interview.terminal import run_terminal
 
 BANK = load_bank(FIXTURE_BANK)
 
@@ -235,7 +236,8 @@ def test_cli_bad_answers_file_and_unknown_id_are_clear_errors(tmp_path):
 
 
 def test_terminal_session_on_a_real_tty_ctrl_d_then_ctrl_c(tmp_path):
-    """On a terminal: the prompt counts down, Ctrl-D ends an answer, a bad rating is asked again, Ctrl-C stops."""
+    """On a terminal: the prompt counts down, Ctrl-D ends an answer, a bad rating is asked again, Ctrl-C stops and
+    keeps the line being typed."""
     pexpect = pytest.importorskip("pexpect")
     from interview_support import cli_env
 
@@ -247,7 +249,7 @@ def test_terminal_session_on_a_real_tty_ctrl_d_then_ctrl_c(tmp_path):
     child.expect(r"left\] ")
     child.sendeof()                                      # Ctrl-D: end of this answer, not of the session
     child.expect("追问")
-    child.expect(r"left\] ")
+    child.expect(r"\[follow-up\] ")                    # the follow-up has no clock of its own
     child.sendline("Monte Carlo")
     child.sendline("")
     child.expect("rating> ")
@@ -259,11 +261,13 @@ def test_terminal_session_on_a_real_tty_ctrl_d_then_ctrl_c(tmp_path):
     child.expect(r"left\] ")
     child.sendline("clip, not equivalent")
     child.expect(r"left\] ")
-    child.sendintr()                                     # Ctrl-C mid-answer
+    child.send("and half a line")
+    child.expect("half a line")
+    child.sendintr()                                     # Ctrl-C mid-answer, mid-line
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130 and "Traceback" not in child.before
     with History(home / "history.sqlite") as history:
         rows = history.answers()
     assert [(r["qid"], r["self_rating"], r["interrupted"]) for r in rows] == [("W04", 4, 0), ("W05", None, 1)]
-    assert rows[0]["covered"] == [0, 2] and rows[1]["answer"] == "clip, not equivalent"
+    assert rows[0]["covered"] == [0, 2] and rows[1]["answer"] == "clip, not equivalent\nand half a line"

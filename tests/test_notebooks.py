@@ -50,3 +50,15 @@ def test_executes_in_smoke_profile(path, tmp_path):
         os.environ.update(env_backup)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors, errors
+
+
+def test_start_page_where_next_is_links_that_resolve():
+    nb = nbformat.read(ROOT / "notebooks" / "00_start_here.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.source.startswith("## Where next")]
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", cell.source)
+    assert len(targets) >= 5, cell.source
+    for target in targets:
+        assert (ROOT / "notebooks" / target).resolve().is_file(), target
+    assert "](../README.md#instructors-nbgrader)" in cell.source
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "\n## Instructors (nbgrader)\n" in readme          # the heading the anchor points at

@@ -2,18 +2,28 @@
 
 Each subcommand lives in the module that owns its feature and exposes two functions:
 ``configure(parser)`` adds its arguments, ``run(args) -> int`` does the work.
-Loading on demand keeps ``rlprep --help`` fast (no torch import).
+Loading on demand keeps ``rlprep --help`` fast (no torch import); a module's top level stays light too, so
+that ``rlprep <command> --help`` is fast (``tests/test_cli.py`` checks that no help imports torch or nbgrader).
+
+Errors: an :class:`~rlprep.errors.RlprepError` (and a bad option) prints ``error:``/``fix:`` on stderr and exits 2;
+with ``--json`` the same error is also printed on stdout as ``{"error": ..., "fix": ...}``.
+Interrupts: Ctrl-C, SIGTERM and SIGHUP stop any command as ``KeyboardInterrupt`` (what was saved stays saved)
+and exit ``128 + signal`` (130 for Ctrl-C); see :mod:`rlprep.interrupts`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
+import signal
 import sys
 from dataclasses import dataclass
 
 from rlprep import __version__
 from rlprep.errors import RlprepError
+from rlprep.interrupts import exit_status, signals_interrupt
 
 
 @dataclass(frozen=True)
@@ -76,19 +86,36 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     command = COMMANDS[name]
     try:
-        module = importlib.import_module(command.module)
-        parser = argparse.ArgumentParser(prog=f"rlprep {name}", description=command.help)
-        module.configure(parser)
-        args = parser.parse_args(rest)
-        return int(module.run(args) or 0)
+        with signals_interrupt():
+            module = importlib.import_module(command.module)
+            parser = _Parser(prog=f"rlprep {name}", description=command.help)
+            module.configure(parser)
+            args = parser.parse_args(rest)
+            return int(module.run(args) or 0)
     except RlprepError as err:
         print(f"error: {err.problem}", file=sys.stderr)
         if err.fix:
             print(f"fix: {err.fix}", file=sys.stderr)
+        if "--json" in rest:  # a machine reading stdout gets the error as JSON too
+            print(json.dumps({"error": err.problem, "fix": err.fix}, ensure_ascii=False))
         return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted: nothing already saved was lost", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:
+        try:
+            print("\ninterrupted: nothing already saved was lost", file=sys.stderr)
+        except OSError:  # SIGHUP: the terminal is gone
+            pass
+        return exit_status(stop)
+    except BrokenPipeError:  # `rlprep ... | head`: the reader left; stop quietly, as the shell's own tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + int(getattr(signal, "SIGPIPE", 13))
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors as :class:`RlprepError` (``error:``/``fix:``, exit 2, JSON with ``--json``)."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        raise RlprepError(message, f"run '{self.prog} --help' for the options")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from rlprep.errors import RlprepError
 from rlprep.grading import learner_mode
+from rlprep.interrupts import exit_status
 from rlprep.paths import repo_root
 
 START_PAGE = "notebooks/00_start_here.ipynb"
@@ -71,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         env["PATH"] = os.pathsep.join(p for p in [scripts, env.get("PATH", "")] if p)
     open_browser = _has_display() and not args.no_browser
     cmd = build_command(root, args.port, open_browser)
+    # Two checkouts can share one virtualenv: say which one is served (the one this rlprep was imported from).
+    print(f"Serving the course in {root} (rlprep from {Path(__file__).resolve().parent}, Python {sys.executable})")
     if args.dry_run:
         print("JUPYTER_CONFIG_PATH=" + env["JUPYTER_CONFIG_PATH"])
         print("PATH=" + env["PATH"])
@@ -79,7 +83,24 @@ def run(args: argparse.Namespace) -> int:
     if not open_browser:
         print("No display found: JupyterLab runs headless. Open the http://127.0.0.1:PORT/lab/tree/"
               f"{START_PAGE}?token=... URL it prints below in a browser on this machine; Ctrl-C twice stops it.")
-    try:
-        return subprocess.call(cmd, cwd=root, env=env)
-    except KeyboardInterrupt:
-        return 0
+    return serve(cmd, cwd=root, env=env)
+
+
+def serve(cmd: list[str], cwd: Path, env: dict[str, str]) -> int:
+    """Run JupyterLab in the foreground and return its exit status; Ctrl-C belongs to JupyterLab.
+
+    The terminal sends Ctrl-C to JupyterLab too, which asks to confirm and stops on the second one: this process
+    keeps waiting meanwhile (rather than killing the server on the first), then exits 130, as every rlprep
+    command stopped by Ctrl-C does. SIGTERM and SIGHUP (see :mod:`rlprep.interrupts`) are passed on to it.
+    """
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env)
+    stopped: KeyboardInterrupt | None = None
+    while True:
+        try:
+            code = proc.wait()
+            break
+        except KeyboardInterrupt as stop:
+            stopped = stop
+            if getattr(stop, "signum", signal.SIGINT) != signal.SIGINT:
+                proc.send_signal(stop.signum)
+    return code if stopped is None else exit_status(stopped)

@@ -21,11 +21,13 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from rlprep.errors import RlprepError
 from rlprep.paths import cache_dir
+
+if TYPE_CHECKING:
+    import nbformat
 
 STUDENT = "learner"
 
@@ -65,6 +67,8 @@ def _lab_notebook_named(name: str) -> Path | None:
 
 
 def read_submission(path) -> nbformat.NotebookNode:
+    import nbformat  # on demand: it takes seconds to import, and `rlprep grade --help` needs none of it
+
     path = Path(path)
     if path.is_dir():
         inside = sorted(p.name for p in path.glob("*.ipynb"))
@@ -93,16 +97,45 @@ def read_submission(path) -> nbformat.NotebookNode:
         raise RlprepError(f"{path} is not a readable notebook ({err})", "restore it from labs/") from None
 
 
-def lab_of(path, nb, labs: list[str]) -> str:
-    """The lab: the file name if it names one, else the notebook's ``metadata.rlprep.lab``."""
+def lab_of(path, nb, labs: list[str], solutions: Path | None = None) -> str:
+    """The lab: the file name if it names one, else the notebook's ``metadata.rlprep.lab``.
+
+    A notebook whose cells belong to another lab (its ``metadata.rlprep.lab``, or most of its grade ids, those
+    of ``solutions/<lab>/<lab>.ipynb``) than the one its file name says is refused, naming the lab they belong to.
+    """
     stem = Path(path).stem
-    if stem in labs:
-        return stem
     meta = nb.metadata.get("rlprep", {}).get("lab")
-    if meta in labs:
-        return meta
-    raise RlprepError(f"cannot tell which lab {path} is (file name {stem!r}, metadata lab {meta!r})",
-                      f"keep the lab's file name; known labs: {', '.join(labs) or 'none'}")
+    claimed = stem if stem in labs else meta if meta in labs else None
+    if claimed is None:
+        raise RlprepError(f"cannot tell which lab {path} is (file name {stem!r}, metadata lab {meta!r})",
+                          f"keep the lab's file name; known labs: {', '.join(labs) or 'none'}")
+    ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells} - {None, "setup"}
+    by_ids = _lab_by_grade_ids(ids, labs, solutions)
+    owner = by_ids or (meta if meta in labs else None)
+    if owner is not None and owner != claimed:
+        evidence = ([f"metadata.rlprep.lab is {meta!r}"] if meta in labs else []) + (
+            [f"grade ids {', '.join(sorted(ids)[:3])}{', …' if len(ids) > 3 else ''}"] if by_ids else [])
+        raise RlprepError(f"{path} is named for {claimed} but its cells belong to {owner} ({'; '.join(evidence)})",
+                          f"grade it as {owner}: save it as {owner}.ipynb (rlprep grade labs/{owner}/{owner}.ipynb); "
+                          f"your {claimed} answers are in labs/{claimed}/{claimed}.ipynb")
+    return claimed
+
+
+def _lab_by_grade_ids(ids: set[str], labs: list[str], solutions: Path | None) -> str | None:
+    """The lab whose solution notebook shares most of ``ids`` (more than half), or None."""
+    from rlprep.paths import repo_root
+
+    root = Path(solutions) if solutions else (repo_root() or Path(".")) / "solutions"
+    best, best_shared = None, 0
+    for lab in labs:
+        try:
+            cells = json.loads((root / lab / f"{lab}.ipynb").read_text(encoding="utf-8"))["cells"]
+        except (OSError, ValueError, KeyError):
+            continue
+        shared = len(ids & {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in cells})
+        if shared > best_shared:
+            best, best_shared = lab, shared
+    return best if ids and 2 * best_shared > len(ids) else None
 
 
 # -- the cached gradebook ---------------------------------------------------------------------
@@ -196,6 +229,7 @@ def _message(cell) -> str:
 def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float = 30, call_timeout: float = 10,
                    deadline: float = 120) -> GradeReport:
     """Grade one notebook; see the module docstring."""
+    import nbformat
     from nbgrader.api import Gradebook
 
     from rlprep.grading import sandbox
@@ -204,7 +238,7 @@ def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float =
     t0 = time.monotonic()
     nb = read_submission(path)
     solutions = Path(solutions) if solutions else _root() / "solutions"
-    lab = lab_of(path, nb, list_labs(solutions.parent))
+    lab = lab_of(path, nb, list_labs(solutions.parent), solutions)
     template = course_template(lab, solutions)
     released = nbformat.read(template / "release" / lab / f"{lab}.ipynb", as_version=4)
     changed = tampering(nb, released)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 from pathlib import Path
 
@@ -11,14 +12,16 @@ from rlprep.interview.session import LANGS, PRESETS, SessionSettings
 
 _EPILOG = """\
 how a session runs:
-  Each question shows with the time it has; on a terminal every prompt shows the time left. Answering after
-  the time is allowed and recorded as over time. Type the answer over several lines and end it with an empty
+  Each question shows with the time it has; on a terminal the prompt counts down as you type, and the bell
+  rings with a warning when the time is up. Answering after the time is allowed and recorded as over time. Type the answer over several lines and end it with an empty
   line (or Ctrl-D). A follow-up question (追问) comes next, answered the same way; then the key points are
   revealed with the ones your answers covered (automatic and approximate: a point counts when your answer
   contains one of its terms, in Chinese or English), and you rate yourself 1-5. An empty answer is saved as
-  skipped. Ctrl-C stops the session and keeps everything given so far, the half-typed answer included.
-  Every answer is saved the moment it is given, in $RLPREP_HOME/history.sqlite (else the user data dir);
-  the next session brings back what scored low or was seen long ago (Leitner boxes, D+1/D+3/D+7).
+  skipped. Ctrl-C, closing the terminal or `kill` stops the session and keeps everything given so far, the
+  half-typed answer and its unfinished line included (exit status 128 + signal: 130 for Ctrl-C).
+  Every answer is saved the moment it is given, in $RLPREP_HOME/history.sqlite (else the user data dir).
+  Questions never seen come first the same day; from the next day on, what scored low or was seen long ago
+  comes back first (Leitner boxes, D+1/D+3/D+7).
 
 scripted input (--answers FILE, or a pipe on stdin), per question:
   the answer lines, an empty line, the follow-up answer lines, an empty line, a rating line (1-5 or empty).
@@ -33,7 +36,7 @@ examples:
   rlprep mock --preset third-round
   rlprep mock --topics gae,ppo --questions 3 --minutes 4 --lang zh
   rlprep mock --interviewer --preset rl-core --format markdown > sheet.md
-  rlprep mock --intro
+  rlprep mock --intro --lang en
 """
 
 
@@ -61,7 +64,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     modes.add_argument("--format", choices=("text", "markdown"), default="text",
                        help="the interviewer's sheet as plain text (default) or Markdown")
     modes.add_argument("--intro", action="store_true",
-                       help="build your W01 self-introduction from a template and a worked example")
+                       help="build your W01 self-introduction from a template and a worked example (in Chinese; "
+                       "--lang en for English); it asks before replacing a saved draft")
+    modes.add_argument("--force", action="store_true", help="with --intro: replace your saved draft without asking")
     modes.add_argument("--list", action="store_true", help="list the question bank (id, topics, difficulty) and any "
                        "course-map id still missing")
 
@@ -93,19 +98,22 @@ def run(args: argparse.Namespace) -> int:
     if args.intro:
         from rlprep.interview.intro import run_intro
 
-        run_intro()
+        run_intro(lang="en" if args.lang == "en" else "zh", force=args.force)
         return 0
     if args.list:
         return _list_bank()
     settings = _settings(args)
     from rlprep.interview.bank import load_bank
     from rlprep.interview.history import History
-    from rlprep.interview.session import MockSession, interviewer_sheet, plan_questions, run_terminal
+    from rlprep.interview.session import MockSession, interviewer_sheet, plan_questions
+    from rlprep.interview.terminal import run_terminal
 
     bank = load_bank()
     if not bank:
         raise RlprepError("the question bank is empty", "reinstall rlprep, or point RLPREP_BANK at a bank directory")
     if args.interviewer:
+        if settings.seed is None:  # printed on the sheet, so the same sheet can be printed again
+            settings.seed = random.SystemRandom().randrange(1, 10000)
         sys.stdout.write(interviewer_sheet(plan_questions(bank, settings), settings, args.format))
         return 0
     stream = None

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterator
 
 from rlprep.errors import RlprepError
+from rlprep.paths import data_dir, ensure_dir
 
 SCHEMA_VERSION = 1
 DB_NAME = "history.sqlite"
@@ -51,8 +52,6 @@ _TABLES = {"schema_version", "sessions", "answers", "review", "lab_grades"}
 
 def default_path() -> Path:
     """``<data_dir>/history.sqlite``."""
-    from rlprep.paths import data_dir
-
     return data_dir() / DB_NAME
 
 
@@ -87,8 +86,14 @@ class History:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=10)
+        if self.path.is_dir():
+            raise RlprepError(f"{self.path} is a folder, not an rlprep history database", _move_aside_fix(self.path))
+        ensure_dir(self.path.parent, "RLPREP_HOME")
+        try:
+            self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=10)
+        except sqlite3.OperationalError as err:
+            raise RlprepError(f"cannot open the history database {self.path} ({err})",
+                              "point RLPREP_HOME at a folder you can write to") from None
         try:
             self._check_or_create()
         except BaseException:

@@ -1,12 +1,14 @@
 """W01 自我介绍: a self-introduction builder from a template and a worked example (``self_intro.yaml``).
 
 ``build_intro(name=..., project=..., ...)`` fills the template; a field left out shows as a bracketed prompt
-so a draft reads as what is still to write. ``rlprep mock --intro`` asks for each field in the terminal.
+so a draft reads as what is still to write. ``rlprep mock --intro`` (``--lang en`` for English) asks for each
+field in the terminal, warns about the 【…】 prompts left, and asks before replacing a saved draft.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import string
 import sys
 import tempfile
@@ -18,6 +20,7 @@ from typing import TextIO
 
 import yaml
 
+from rlprep.errors import RlprepError
 from rlprep.interview.bank import Text, han_count
 
 
@@ -56,7 +59,12 @@ def intro_template() -> IntroTemplate:
 def build_intro(lang: str = "zh", **values: str) -> str:
     """The template filled with ``values``; a missing or empty field shows as ``【prompt】``.
 
+    A value that starts with the words the template puts just before its slot ("负责奖励设计" after "我负责",
+    "I mainly own RLHF" after "where I mainly own") loses them, so no verb is said twice.
+
     >>> build_intro(name="李明").startswith("面试官好，我叫李明")
+    True
+    >>> "我负责奖励设计，" in build_intro(role="我负责奖励设计")
     True
     """
     tpl = intro_template()
@@ -66,8 +74,29 @@ def build_intro(lang: str = "zh", **values: str) -> str:
     unknown = sorted(set(values) - set(keys))
     if unknown:
         raise ValueError(f"unknown self-introduction field(s) {unknown}; the fields are {keys}")
-    filled = {f.key: (values.get(f.key) or "").strip() or f"【{getattr(f.prompt, lang)}】" for f in tpl.fields}
-    return getattr(tpl.template, lang).format(**filled)
+    template = getattr(tpl.template, lang)
+    before = {name: literal for literal, name, _, _ in string.Formatter().parse(template) if name}
+    filled = {f.key: _without_repeated_lead((values.get(f.key) or "").strip(), before[f.key], lang)
+              or f"【{getattr(f.prompt, lang)}】" for f in tpl.fields}
+    return template.format(**filled)
+
+
+def _without_repeated_lead(value: str, before: str, lang: str) -> str:
+    """``value`` without a lead of 2+ characters (whole words in English) that repeats the end of ``before``."""
+    tail = before.rstrip()
+    for k in range(min(len(tail), len(value)), 1, -1):
+        lead = tail[-k:]
+        if not value.casefold().startswith(lead.casefold()):
+            continue
+        if lang == "en" and ((k < len(tail) and tail[-k - 1].isalnum()) or (k < len(value) and value[k].isalnum())):
+            continue
+        return value[k:].lstrip(" ,，:：")
+    return value
+
+
+def placeholders(text: str) -> list[str]:
+    """The 【…】 prompts still left in a built introduction."""
+    return re.findall(r"【([^】]*)】", text)
 
 
 def example_intro(lang: str = "zh") -> str:
@@ -113,33 +142,58 @@ def save_intro(text: str) -> Path:
     return path
 
 
-def run_intro(stream: TextIO | None = None, out: TextIO | None = None, interactive: bool | None = None) -> str:
-    """Ask for each field (one line each; empty keeps a prompt) and print the filled introduction."""
+def run_intro(stream: TextIO | None = None, out: TextIO | None = None, interactive: bool | None = None,
+              lang: str = "zh", force: bool = False) -> str:
+    """Ask for each field (one line each; empty keeps a prompt) and print the filled introduction in ``lang``.
+
+    An existing draft is replaced only with ``force``, or after a yes on a terminal; otherwise it is shown and
+    kept (on a terminal) or the run stops with an error (scripted input), before any field is asked.
+    """
     stream = sys.stdin if stream is None else stream
     out = sys.stdout if out is None else out
     if interactive is None:
         interactive = stream is sys.stdin and stream.isatty()
-    tpl = intro_template()
-    out.write("W01 自我介绍 builder: one line per field, empty to leave a placeholder.\n")
-    out.write(f"{tpl.length_hint.zh}\n{tpl.length_hint.en}\n\n")
-    values: dict[str, str] = {}
-    for f in tpl.fields:
-        example = tpl.example["zh"][f.key]
-        out.write(f"{f.prompt.zh} / {f.prompt.en}\n  e.g. {example}\n")
-        out.flush()
+
+    def ask(prompt: str) -> str | None:
         if interactive:
             try:
-                line = input("> ")
+                return input(prompt)
             except EOFError:
-                break
-        else:
-            line = stream.readline()
-            if line == "":
-                break
+                return None
+        line = stream.readline()
+        return None if line == "" else line
+
+    draft = saved_intro_path()
+    if draft.is_file() and not force:
+        if not interactive:
+            raise RlprepError(f"a W01 draft already exists at {draft}",
+                              "pass --force to replace it (rlprep mock --intro --force), or move it aside")
+        out.write(f"You already have a draft ({draft}):\n\n{draft.read_text(encoding='utf-8')}\n")
+        if (ask("Replace it with a new one? [y/N] ") or "").strip().lower() not in ("y", "yes"):
+            out.write("kept your draft.\n")
+            return draft.read_text(encoding="utf-8").strip()
+    tpl = intro_template()
+    zh = lang != "en"
+    out.write("W01 自我介绍 builder: one line per field, empty to leave a placeholder.\n" if zh else
+              "W01 self-introduction builder: one line per field, empty to leave a placeholder.\n")
+    out.write(f"{tpl.length_hint.zh}\n{tpl.length_hint.en}\n\n" if zh else f"{tpl.length_hint.en}\n\n")
+    values: dict[str, str] = {}
+    for f in tpl.fields:
+        example = tpl.example["zh" if zh else "en"][f.key]
+        out.write((f"{f.prompt.zh} / {f.prompt.en}" if zh else f.prompt.en) + f"\n  e.g. {example}\n")
+        out.flush()
+        line = ask("> ")
+        if line is None:
+            break
         values[f.key] = line.strip()
-    text = build_intro("zh", **values)
-    out.write(f"\nYour introduction ({han_count(text)} Chinese characters):\n\n{text}\n\n")
+    text = build_intro("zh" if zh else "en", **values)
+    size = f"{han_count(text)} Chinese characters" if zh else f"{len(text.split())} words"
+    out.write(f"\nYour introduction ({size}):\n\n{text}\n\n")
     if any(values.values()):
         out.write(f"saved to {save_intro(text)}\n")
+    left = placeholders(text)
+    if left:
+        out.write(f"warning: {len(left)} part(s) still in 【…】 brackets, to write yourself: {'; '.join(left)}. "
+                  "Edit the saved draft, or run 'rlprep mock --intro --force' again.\n")
     out.write("Practise it aloud, then answer W01 under the clock: rlprep mock --ids W01\n")
     return text

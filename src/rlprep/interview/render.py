@@ -31,11 +31,11 @@ def get_question(qid: str) -> Question:
 
 
 def render_spoken(qid: str) -> MarkdownText:
-    """The entry's 面试口述版 (about one minute spoken) as a Markdown block."""
+    """The entry's 面试口述版 (about one minute spoken) as a Markdown block, without a title: the notebook's
+    ``#### 面试口述版`` heading cell above it is the title (docs/authoring-notebooks.md)."""
     q = get_question(qid)
     body = "\n".join(f"> {line}" if line.strip() else ">" for line in q.spoken_answer_zh.splitlines())
-    return MarkdownText(f"**面试口述版 (spoken answer, {han_count(q.spoken_answer_zh)} 字, about one minute)**\n\n"
-                        f"{body}\n")
+    return MarkdownText(f"*Spoken answer: {han_count(q.spoken_answer_zh)} 字, about one minute.*\n\n{body}\n")
 
 
 def render_section_extras(qid: str) -> MarkdownText:

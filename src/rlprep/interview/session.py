@@ -1,7 +1,7 @@
-"""A mock-interview session: settings and presets, question planning, scoring, and the terminal loop.
+"""A mock-interview session: settings and presets, question planning, scoring, and the text it shows.
 
-:class:`MockSession` is the one state machine behind both front ends (this module's terminal loop and the
-notebook widget in ``widget.py``): it plans the questions, times each answer, scores key-point coverage and
+:class:`MockSession` is the one state machine behind both front ends (the terminal loop in ``terminal.py`` and
+the notebook widget in ``widget.py``): it plans the questions, times each answer, scores key-point coverage and
 saves every step to the history as soon as it happens.
 
 Coverage is automatic and approximate: a key point counts as covered when the answer (with the follow-up
@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import random
 import re
-import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, TextIO
+from typing import Callable
 
 from rlprep.errors import RlprepError
 from rlprep.interview.bank import TOPICS, FollowUp, Question, load_bank
@@ -319,6 +318,8 @@ def interviewer_sheet(questions: list[Question], settings: SessionSettings, fmt:
     plural = "s" if len(questions) != 1 else ""
     title = f"Interviewer's sheet: {len(questions)} question{plural}, {settings.minutes:g} min each ({total:g} min)"
     out += [f"# {title}" if md else title, ""]
+    if settings.seed is not None:
+        out += [f"Seed {settings.seed}: the same options with --seed {settings.seed} print this sheet again.", ""]
     out += ["Read each question aloud, let the candidate answer for the time given, ask one follow-up, then score "
             "with the rubric. The strong-answer points are for you, not for the candidate.", ""]
     for n, q in enumerate(questions, 1):
@@ -333,181 +334,24 @@ def interviewer_sheet(questions: list[Question], settings: SessionSettings, fmt:
         for fu in q.follow_ups:
             out.append(("- Q: " if md else "   - Q: ") + fu.q.show(lang).replace("\n", " / "))
             out.append(("  A: " if md else "     A: ") + fu.a.show(lang).replace("\n", " / "))
-        out.append("")
+        blanks = f"Score (1-5): {'_' * 6}   Notes: {'_' * 40}"  # to write in
+        out += ["", "**" + blanks.replace("_", "\\_") + "**" if md else f"   {blanks}", ""]
     out += ["## Scoring rubric" if md else "Scoring rubric"]
     for score, text in RUBRIC:
         out.append(f"- **{score}**: {text}" if md else f"   {score}  {text}")
+    total = f"Total: {'_' * 6} / {5 * len(questions)}"
+    out += ["", "**" + total.replace("_", "\\_") + "**" if md else total]
     return "\n".join(out) + "\n"
 
 
-# -- the terminal loop ------------------------------------------------------------------------------------------
-class _Interrupted(Exception):
-    def __init__(self, partial: str):
-        super().__init__("interrupted")
-        self.partial = partial
-
-
-class _Reader:
-    """Lines from a stream; on a terminal through ``input()`` so line editing works. None at end of input."""
-
-    def __init__(self, stream: TextIO, interactive: bool, out: TextIO):
-        self.stream, self.interactive, self.out = stream, interactive, out
-
-    def line(self, prompt: str = "") -> str | None:
-        if self.interactive:
-            try:
-                return input(prompt)
-            except EOFError:  # Ctrl-D on a terminal ends the answer, like an empty line; Ctrl-C ends the session
-                self.out.write("\n")
-                return ""
-        line = self.stream.readline()
-        return None if line == "" else line.rstrip("\n")
-
-    def block(self, prompt: Callable[[], str]) -> tuple[str, bool]:
-        """Lines up to an empty line; returns (text, reached end of input). Ctrl-C raises with the partial text."""
-        lines: list[str] = []
-        try:
-            while True:
-                line = self.line(prompt())
-                if line is None:
-                    return "\n".join(lines).strip(), True
-                if not line.strip():
-                    if lines:
-                        return "\n".join(lines).strip(), False
-                    return "", False
-                lines.append(line)
-        except KeyboardInterrupt:
-            raise _Interrupted("\n".join(lines).strip()) from None
-
-
-def run_terminal(session: MockSession, stream: TextIO | None = None, out: TextIO | None = None,
-                 interactive: bool | None = None) -> int:
-    """Run the session in a terminal (or on a script of answers); returns the exit status (130 on Ctrl-C).
-
-    Input per question: the answer (lines ending with an empty line or end of input), then the follow-up
-    answer the same way, then a self-rating line 1-5. An empty answer is saved as skipped (no follow-up).
-    """
-    stream = sys.stdin if stream is None else stream
-    out = sys.stdout if out is None else out
-    if interactive is None:
-        interactive = stream is sys.stdin and stream.isatty()
-    reader = _Reader(stream, interactive, out)
-    lang = session.settings.lang
-
-    def say(text: str = "") -> None:
-        out.write(text + "\n")
-        out.flush()
-
-    def countdown_prompt() -> str:
-        if not interactive:
-            return ""
-        left = session.remaining()
-        return f"[{clock_text(left)} left] " if left >= 0 else f"[{clock_text(left)} over] "
-
-    qs = session.questions
-    say(f"Mock interview: {len(qs)} question(s), {session.settings.minutes:g} min each"
-        + (f" (preset {session.settings.preset})" if session.settings.preset else "") + ".")
-    say("Type your answer; end it with an empty line" + (" or Ctrl-D" if interactive else "")
-        + ". Ctrl-C stops and keeps what you gave.")
-    phase = "answer"
-    try:
-        while len(session.records) < len(qs):
-            question = session.ask()
-            n = len(session.records)
-            say("")
-            say(f"── Question {n}/{len(qs)} · {question.id} · {', '.join(question.topics)} · "
-                f"{clock_text(session.remaining())} on the clock ──")
-            say(question.question.show(lang))
-            if question.id == "W01":
-                from rlprep.interview.intro import saved_intro_path
-
-                draft = saved_intro_path()
-                say(f"(your drafted introduction: {draft})" if draft.is_file() else
-                    "(tip: `rlprep mock --intro` builds this answer from a template and a worked example)")
-            phase = "answer"
-            text, ended = reader.block(countdown_prompt)
-            if ended and not text:
-                session.records.pop()  # never answered: nothing to save
-                say("")
-                say("input ended before this question was answered.")
-                break
-            follow_up = session.submit_answer(text)
-            record = session.current
-            timing = (f"over time by {clock_text(record.seconds - record.limit_seconds)} (recorded as over time)"
-                      if record.over_time else f"answered in {clock_text(record.seconds)} of "
-                      f"{clock_text(record.limit_seconds)}")
-            say(f"saved. {timing}" if text else f"empty answer: saved as skipped ({timing})")
-            if follow_up is not None and not ended:
-                say("")
-                say("追问 / Follow-up:")
-                say(follow_up.q.show(lang))
-                phase = "follow_up"
-                fu_text, ended = reader.block(countdown_prompt)
-                session.submit_follow_up(fu_text)
-                say("saved." if fu_text else "empty follow-up answer: saved as skipped")
-                say("A short answer: " + follow_up.a.show(lang).replace("\n", "\n  "))
-            phase = "rating"
-            say("")
-            for line in scorecard_lines(record, lang):
-                say(line)
-            if not ended:
-                rating, ended = _ask_rating(reader, say)
-                if rating is not None:
-                    session.rate(rating)
-            if ended:
-                say("input ended.")
-                break
-    except (_Interrupted, KeyboardInterrupt) as stop:
-        partial = getattr(stop, "partial", "")
-        record = session.current
-        if partial and record is not None:
-            if phase == "answer" and record.answer_id is None:
-                session.submit_answer(partial, interrupted=True)
-            elif phase == "follow_up":
-                session.submit_follow_up(partial)
-        if record is not None and record.answer_id is None:
-            session.records.pop()
-        session.finish()
-        say("")
-        say(f"interrupted: {_saved(session)} saved to {session.history.path}")
-        return 130
-    session.finish()
-    if not session.records and not interactive:
-        raise RlprepError("the input ended before the first answer (stdin is not a terminal)",
-                          "run 'rlprep mock' in a terminal, pipe the answers in (each ended by an empty line), "
-                          "or pass --answers FILE")
-    say("")
-    say(summary_text(session))
-    return 0
-
-
-def _ask_rating(reader: _Reader, say: Callable[[str], None]) -> tuple[int | None, bool]:
-    """A self-rating 1-5 and whether the input ended; on a terminal, asks again after bad input; empty skips."""
-    for _ in range(3 if reader.interactive else 1):
-        say("Self-rating 1-5 (5 = every key point, clearly; empty to skip):")
-        try:
-            line = reader.line("rating> " if reader.interactive else "")
-        except KeyboardInterrupt:
-            raise _Interrupted("") from None
-        if line is None:
-            return None, True
-        line = line.strip()
-        if not line:
-            return None, False
-        if line in {"1", "2", "3", "4", "5"}:
-            return int(line), False
-        say(f"not a rating: {line!r} (type a number 1-5); no rating saved" if not reader.interactive
-            else f"not a rating: {line!r} (type a number 1-5)")
-    return None, False
-
-
-def _saved(session: MockSession) -> str:
+def saved_text(session: MockSession) -> str:
+    """``"N answer(s)"``: how many answers of the session are saved."""
     n = sum(1 for r in session.records if r.answer_id is not None)
     return f"{n} answer{'s' if n != 1 else ''}"
 
 
 def summary_text(session: MockSession) -> str:
-    lines = [f"Session summary ({_saved(session)} saved to {session.history.path}):",
+    lines = [f"Session summary ({saved_text(session)} saved to {session.history.path}):",
              f"  {'id':<4} {'covered':>8} {'rating':>6} {'time':>6}  note"]
     for r in session.records:
         note = "over time" if r.over_time else ""
@@ -517,5 +361,6 @@ def summary_text(session: MockSession) -> str:
         covered = f"{len(r.covered)}/{len(r.question.key_points)}"
         lines.append(f"  {r.question.id:<4} {covered:>8} {rating:>6} "
                      f"{clock_text(r.seconds):>6}  {note}")
-    lines.append("Low scores come back first next time (Leitner boxes: D+1, D+3, D+7). `rlprep progress` shows mastery.")
+    lines.append("From tomorrow, low scores come back first (Leitner boxes: a question is due again after 1, 3 or 7 days; "
+                 "today, questions you have not seen come first). `rlprep progress` shows mastery.")
     return "\n".join(lines)

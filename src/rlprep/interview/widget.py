@@ -23,8 +23,18 @@ from rlprep.interview.history import History
 from rlprep.interview.session import MockSession, SessionSettings, clock_text, summary_text
 
 
+COVERED_COLOUR, MISSED_COLOUR, OVER_COLOUR = "#1a7f37", "#8c959f", "#cf222e"
+"""Green, grey and red: with the marks below, coverage and over-time show without any emoji font."""
+
+
 def _hidden(widget: widgets.Widget, hidden: bool) -> None:
     widget.layout.display = "none" if hidden else None
+
+
+def _mark(covered: bool) -> str:
+    """● covered / ○ missed: both are in every CJK font (GB 2312, JIS X 0208), unlike ✅ and ⬜, and coloured."""
+    colour, mark = (COVERED_COLOUR, "●") if covered else (MISSED_COLOUR, "○")
+    return f"<span style='color:{colour}'>{mark}</span>"
 
 
 class MockInterview:
@@ -102,12 +112,19 @@ class MockInterview:
         self.answer_box.disabled = phase != "answer"
 
     def _tick_label(self) -> None:
-        if self.session.current is None:
+        """The countdown while the answer is open; once it is in, how long it took (the clock has stopped)."""
+        record = self.session.current
+        if record is None:
             self.countdown.value = ""
-            return
-        left = self.session.remaining()
-        self.countdown.value = (f"⏱ {clock_text(left)} left" if left >= 0
-                                else f"⏱ over time by {clock_text(left)} (you can still answer; it is recorded)")
+        elif record.answer_id is not None:
+            self.countdown.value = (f"Over time by {clock_text(record.seconds - record.limit_seconds)}"
+                                    if record.over_time else f"Answered in {clock_text(record.seconds)}")
+        else:
+            left = self.session.remaining()
+            self.countdown.value = (f"Time left {clock_text(left)}" if left >= 0 else
+                                    f"Time is up: over by {clock_text(left)} (you can still answer; it is recorded)")
+        over = record is not None and (record.over_time if record.answer_id is not None else self.session.remaining() < 0)
+        self.countdown.style.text_color = OVER_COLOUR if over else None
 
     def _start_timer(self) -> None:
         try:
@@ -166,7 +183,7 @@ class MockInterview:
         record = self.session.current
         timing = (f"over time by {clock_text(record.seconds - record.limit_seconds)}" if record.over_time
                   else f"answered in {clock_text(record.seconds)}")
-        self.countdown.value = f"⏱ {timing}"
+        self._tick_label()
         self.status.value = f"<i>saved ({'skipped: empty answer' if not record.answer else timing})</i>"
         if follow_up is None:
             self._show_scorecard()
@@ -191,8 +208,7 @@ class MockInterview:
         record = self.session.current
         q = record.question
         items = "".join(
-            f"<li>{'✅' if i in record.covered else '⬜'} {self._text(kp.text())}</li>"
-            for i, kp in enumerate(q.key_points))
+            f"<li>{_mark(i in record.covered)} {self._text(kp.text())}</li>" for i, kp in enumerate(q.key_points))
         self.scorecard_html.value = (
             f"<b>Key points: {len(record.covered)}/{len(q.key_points)} covered</b> "
             "<i>(automatic and approximate: a point counts when your answer contains one of its terms, "

@@ -23,28 +23,44 @@ def _format_metrics(metrics: dict) -> str:
     return " ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(metrics.items()))
 
 
-def run(args: argparse.Namespace) -> int:
+def _list() -> int:
+    """Each cached checkpoint with its metrics, then the active profile's warm starts that are not built yet."""
     from rlprep.errors import RlprepError
     from rlprep.paths import cache_dir
+    from rlprep.profiles import get_profile
+    from rlprep.tinyworld import TASKS
+    from rlprep.tinyworld.checkpoints import checkpoint_dir, read_manifest, verify_checkpoint
+
+    root = cache_dir() / "checkpoints"
+    entries = sorted(p for p in root.glob("*") if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
+    if not entries:
+        print(f"no cached checkpoints under {root}")
+    for path in entries:
+        problem = verify_checkpoint(path)
+        if problem:
+            print(f"{path.name:<34} CORRUPT ({problem}); 'rlprep models build' rebuilds it")
+            continue
+        manifest = read_manifest(path)
+        print(f"{path.name:<34} {manifest['parameters'] / 1e6:.2f}M params  {_format_metrics(manifest['metrics'])}")
+    try:
+        profile = get_profile()
+    except RlprepError as err:  # e.g. RLPREP_PROFILE=gpu without CUDA: still list what is cached
+        print(f"(the active profile is unusable here: {err.problem})")
+        profile = None
+    missing = [t for t in TASKS if profile is not None and not checkpoint_dir(t, profile).is_dir()]
+    for task in missing:
+        print(f"MISSING  {task} warm start for the active profile ({profile.name}, seed 0): built on first use, "
+              f"or now with 'rlprep models build --task {task}'")
+    print(f"(cache: {root})")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlprep.errors import RlprepError
     from rlprep.tinyworld import TASKS
 
     if args.action == "list":
-        from rlprep.tinyworld.checkpoints import read_manifest, verify_checkpoint
-
-        root = cache_dir() / "checkpoints"
-        entries = sorted(p for p in root.glob("*") if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
-        if not entries:
-            print(f"no cached checkpoints under {root}\nbuild them with: rlprep models build")
-            return 0
-        for path in entries:
-            problem = verify_checkpoint(path)
-            if problem:
-                print(f"{path.name:<34} CORRUPT ({problem}); 'rlprep models build' rebuilds it")
-                continue
-            manifest = read_manifest(path)
-            print(f"{path.name:<34} {manifest['parameters'] / 1e6:.2f}M params  {_format_metrics(manifest['metrics'])}")
-        print(f"(cache: {root})")
-        return 0
+        return _list()
 
     from rlprep.profiles import get_profile
     from rlprep.tinyworld.checkpoints import checkpoint_dir, ensure_checkpoint, read_manifest, verify_checkpoint

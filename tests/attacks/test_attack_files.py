@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness import ZEROS_GAE, cell, grade, submission, untouched
 
 
-def test_kernel_cannot_plant_code_where_the_grader_imports_from(tmp_path, env):
+def test_kernel_cannot_plant_code_where_the_grader_imports_from(tmp_path, env, sandboxed):
     # The grader's working folder (found through /proc) gets a fake `rlprep` package and a `torch.py`: the next
     # `python -m rlprep grade` started there would run them instead of the grader.
     attack = cell(r'''
@@ -30,7 +30,7 @@ for pid in ("1", str(os.getppid())):
     assert second.score == 0, second.report
 
 
-def test_kernel_cannot_overwrite_the_learners_notebook(tmp_path, env):
+def test_kernel_cannot_overwrite_the_learners_notebook(tmp_path, env, sandboxed):
     attack = cell(r'''
 import os, pathlib
 args = pathlib.Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\0")

@@ -35,7 +35,7 @@ def rewrite_tests(db):
 """
 
 
-def test_kernel_cannot_write_the_gradebook(tmp_path, env):
+def test_kernel_cannot_write_the_gradebook(tmp_path, env, sandboxed):
     # Full marks written straight into the run's gradebook: manual_score overrides the autograder's score.
     attack = cell(FIND_GRADEBOOKS + """
 import sqlite3
@@ -79,7 +79,7 @@ def test_cache_rewritten_outside_grading_is_detected(tmp_path, env):
     assert grade(untouched(tmp_path / "two"), env).score == 0
 
 
-def test_kernel_cannot_read_the_hidden_tests(tmp_path, env):
+def test_kernel_cannot_read_the_hidden_tests(tmp_path, env, sandboxed):
     # Read the hidden tests (from a reachable gradebook, or from the solutions in the course checkout), run
     # them against a recorder, and answer every hidden case from the recorded expected values: no GAE code.
     recorder = FIND_GRADEBOOKS + r'''

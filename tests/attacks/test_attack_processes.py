@@ -22,13 +22,13 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-def test_kernel_cannot_stop_the_grader(tmp_path, env):
+def test_kernel_cannot_stop_the_grader(tmp_path, env, sandboxed):
     attack = cell("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)", "attack")
     graded = grade(submission(tmp_path, ZEROS_GAE, [attack]), env, timeout=120)
     assert graded.score == 0, graded.report
 
 
-def test_no_process_the_kernel_starts_outlives_the_grading(tmp_path, env):
+def test_no_process_the_kernel_starts_outlives_the_grading(tmp_path, env, sandboxed):
     marker = f"rlprep-attack-{uuid.uuid4().hex}"
     attack = cell(f"""
 import subprocess, sys

@@ -1,0 +1,149 @@
+"""Learner-facing content: every bank source is checkable, and no internal note leaks into what a learner reads.
+
+Three rules (issue #17): each source line of a bank entry names a paper by arXiv id, an official document by URL (or
+DOI link), or the course's own reference code (``rlprep.…``), and each entry cites at least one paper or document; no
+notebook or bank file names the authors' internal reference sheet; and learner text never calls the source documents
+"the seed" / "种子" (they are "the source question list", 原题单, explained once on the start page). Random seeds,
+``seed=0`` and PMA "seed vectors" are other senses of the word and must not trip the check, which the detector's own
+test pins down.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from rlprep.interview.bank import load_bank
+
+ROOT = Path(__file__).resolve().parents[1]
+BANK_DIR = ROOT / "src" / "rlprep" / "interview" / "bank"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+LEARNER_NOTEBOOKS = NOTEBOOKS + sorted((ROOT / "labs").glob("*/*.ipynb")) + sorted((ROOT / "solutions").glob("*/*.ipynb"))
+START_PAGE = ROOT / "notebooks" / "00_start_here.ipynb"
+
+ARXIV_ID = re.compile(r"arXiv[ :]?\d{4}\.\d{4,5}")
+URL = re.compile(r"https?://[\w.-]+\.[a-z]{2,}\S*")
+COURSE_CODE = re.compile(r"\brlprep\.[a-z_]+(?:\.[a-z_]+)+")
+INTERNAL_FILES = ("facts.md", "shared/references", "toolchain-notes.md")
+
+# "the seed" as the name of a source document: a subject that says, lists or blames something, a possessive, or a
+# document noun. Deliberately not matched: "seed=0", "random seed", "5 seeds", "per-seed", "ByteDance Seed", 种子向量.
+_SEED_EN = re.compile(
+    r"\bthe seed(?:'s\b| (?:says|lists|blames|suggests|calls|describes|gives|names|equates|writes|labels|centres|"
+    r"notes|documents?|list|answers?|text|materials?)\b)"
+    r"|\bseed (?:documents?|materials?|notes|list|answers?|text|pseudo-code)\b"
+    r"|\bseed[- ]00\d\b|\(and the seed\)",
+    re.IGNORECASE,
+)
+_SEED_ZH = re.compile(r"(?<!随机)(?<!固定)种子(?:材料|文档|答案|资料|排查表|说|把|只|称|写|列|建议|举|的(?:方案|伪代码|\s|[A-Za-z]))")
+
+
+def source_document_mentions(text: str) -> list[str]:
+    """Every place where ``text`` calls a source document "the seed" / "种子" (the form issue #17 forbids)."""
+    return [m.group(0) for m in _SEED_EN.finditer(text)] + [m.group(0) for m in _SEED_ZH.finditer(text)]
+
+
+def _bank(monkeypatch) -> dict:
+    monkeypatch.delenv("RLPREP_BANK", raising=False)
+    return load_bank(BANK_DIR)
+
+
+def _learner_texts(question) -> list[tuple[str, str]]:
+    """(field, text) for every field a learner reads; ``source`` (seed-000/seed-002) is a provenance tag never shown."""
+    texts = [("question", question.question.zh), ("question", question.question.en),
+             ("spoken_answer_zh", question.spoken_answer_zh)]
+    texts += [(f"key_points[{i}]", t) for i, kp in enumerate(question.key_points) for t in (kp.zh, kp.en)]
+    texts += [(f"follow_ups[{i}]", t) for i, fu in enumerate(question.follow_ups)
+              for t in (fu.q.zh, fu.q.en, fu.a.zh, fu.a.en)]
+    texts += [(f"misconceptions[{i}]", t) for i, m in enumerate(question.misconceptions) for t in (m.zh, m.en)]
+    texts += [(f"sources[{i}]", s) for i, s in enumerate(question.sources)]
+    return texts
+
+
+# -- the detector itself ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "The seed says clipping ignores direction.",
+    "the seed's compute_gae handles one trajectory",
+    "The seed documents blame over-optimisation",
+    "what the seed notes get wrong",
+    "The question (and the seed) call asymmetric clipping DAPO's core idea",
+    "see seed 000 for the list",
+    "种子材料说“实践常用 0.9~0.95”",
+    "种子答案把 KL 约束列为防范手段",
+    "种子说 BoN 的缺点是搜索空间有限",
+    "种子的方案以专家排序为主",
+    "种子的 compute_gae 只处理单条轨迹",
+])
+def test_detector_finds_the_seed_as_a_document(text):
+    assert source_document_mentions(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "torch.manual_seed(0); ToyPPOConfig(seed=0)",
+    "seed = 3 and seeds = range(5); the per-seed values",
+    "Seed-averaged toy run over 5 seeds, same seeds as above",
+    "fix the random seed; the seed is part of the cache key",
+    "Lu et al. 2025 (ByteDance Seed), SUPO",
+    "有没有对照和多次种子？固定种子，比较成功率；几个种子和方差",
+    "可学习种子向量做注意力池化（PMA）；随机种子的方差",
+    "the source question list's reference answer says",
+])
+def test_detector_ignores_random_seeds_and_the_new_name(text):
+    assert source_document_mentions(text) == [], text
+
+
+# -- the bank -----------------------------------------------------------------------------------------------------------
+def test_every_bank_source_names_a_paper_or_an_official_document(monkeypatch):
+    unsourced, no_paper = {}, []
+    for qid, question in _bank(monkeypatch).items():
+        bad = [s for s in question.sources if not (ARXIV_ID.search(s) or URL.search(s) or COURSE_CODE.search(s))]
+        if bad:
+            unsourced[qid] = bad
+        if not any(ARXIV_ID.search(s) or URL.search(s) for s in question.sources):
+            no_paper.append(qid)
+    assert unsourced == {}, "each source needs an arXiv id, an official URL/DOI link, or a rlprep.* reference"
+    assert no_paper == [], "each entry must cite at least one paper (arXiv id) or official document (URL)"
+
+
+def test_source_check_rejects_a_bare_citation():
+    bare = "Ng, Harada, Russell 1999, Policy invariance under reward transformations, ICML 1999"
+    assert not (ARXIV_ID.search(bare) or URL.search(bare) or COURSE_CODE.search(bare))
+    assert ARXIV_ID.search("Schulman et al. 2017, PPO, arXiv 1707.06347")
+    assert URL.search("DeepSeek-V3.1 model card, https://huggingface.co/deepseek-ai/DeepSeek-V3.1")
+
+
+def test_bank_learner_text_never_calls_a_source_document_the_seed(monkeypatch):
+    found = {}
+    for qid, question in _bank(monkeypatch).items():
+        for field, text in _learner_texts(question):
+            if source_document_mentions(text):
+                found.setdefault(qid, []).append((field, source_document_mentions(text)))
+    assert found == {}
+
+
+# -- files: notebooks, labs, solutions, bank YAML ------------------------------------------------------------------
+def test_no_notebook_or_bank_file_names_an_internal_file():
+    files = LEARNER_NOTEBOOKS + sorted(BANK_DIR.glob("*.yaml"))
+    assert len(files) > 52
+    leaks = {str(f.relative_to(ROOT)): name for f in files for name in INTERNAL_FILES
+             if name in f.read_text(encoding="utf-8")}
+    assert leaks == {}
+
+
+def test_notebooks_never_call_a_source_document_the_seed():
+    found = {}
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            hits = source_document_mentions(cell.source)
+            if hits:
+                found[f"{path.name}#{cell.id}"] = hits
+    assert found == {}
+
+
+def test_start_page_explains_the_source_question_list():
+    text = "\n".join(c.source for c in nbformat.read(START_PAGE, as_version=4).cells if c.cell_type == "markdown")
+    assert "source question list" in text and "原题单" in text
+    assert "W01–W33" in text and "G01–G19" in text

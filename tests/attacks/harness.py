@@ -84,10 +84,11 @@ def untouched(folder: Path) -> Path:
 
 def grade(path: Path, env: dict, *, cwd: Path | None = None, timeout: float = 150, args=()) -> Graded:
     """Grade ``path`` with ``python -m rlprep grade --json`` in a child process; kill it after ``timeout``."""
-    full_env = {**os.environ, "PYTHONPATH": str(SRC), **env}
+    cwd = Path(cwd or path.parent)
+    full_env = {**os.environ, "PYTHONPATH": str(SRC), "PWD": str(cwd), **env}  # PWD as a shell would set it
     argv = [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "rlprep", "grade", str(path), "--json", *args]
     t0 = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=cwd or path.parent, env=full_env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(argv, cwd=cwd, env=full_env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)

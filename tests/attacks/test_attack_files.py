@@ -10,16 +10,26 @@ def test_kernel_cannot_plant_code_where_the_grader_imports_from(tmp_path, env, s
     # `python -m rlprep grade` started there would run them instead of the grader.
     attack = cell(r'''
 import os, pathlib
-for pid in ("1", str(os.getppid())):
+def folders(pid):
+    found = []
     try:
-        cwd = pathlib.Path(os.readlink(f"/proc/{pid}/cwd"))
-        (cwd / "rlprep").mkdir(exist_ok=True)
-        (cwd / "rlprep" / "__init__.py").write_text("")
-        (cwd / "rlprep" / "__main__.py").write_text(
-            "import json\nprint(json.dumps({'lab': 'lab01_gae', 'score': 10.0, 'max_score': 10.0, 'cells': []}))\n")
-        (cwd / "torch.py").write_text("raise SystemExit('planted')\n")
+        found.append(os.readlink(f"/proc/{pid}/cwd"))
+        env = pathlib.Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        found += [v[4:].decode() for v in env if v.startswith(b"PWD=")]
     except OSError:
         pass
+    return found
+for pid in ("1", str(os.getppid())):
+    for folder in folders(pid):
+        try:
+            cwd = pathlib.Path(folder)
+            (cwd / "rlprep").mkdir(exist_ok=True)
+            (cwd / "rlprep" / "__init__.py").write_text("")
+            (cwd / "rlprep" / "__main__.py").write_text(
+                "import json\nprint(json.dumps({'lab': 'lab01_gae', 'score': 10.0, 'max_score': 10.0, 'cells': []}))\n")
+            (cwd / "torch.py").write_text("raise SystemExit('planted')\n")
+        except OSError:
+            pass
 ''', "attack")
     workdir = tmp_path / "work"
     workdir.mkdir()

@@ -131,6 +131,9 @@ def test_gpu_check_dry_run_end_to_end_without_trl_or_nbgrader(tmp_path, monkeypa
     for lab in LAB_SHARES:
         assert "error" not in labs[lab], f"{lab}: {labs[lab].get('error')}"
         assert labs[lab]["steps"] >= 1 and labs[lab]["curve"]["values"], lab
+    for name, section in report["sections"].items():  # every section ran through its module, none failed
+        assert "error" not in section, f"{name}: {section['error']}"
+    assert "table_median" in report["sections"]["image"] and report["sections"]["rollout"]["ours"]["tokens_per_s"] > 0
     assert report["sections"]["steps"]["grpo"]["trl"] == {"skipped": "trl is not installed"}
     assert report["sections"]["steps"]["grpo"]["ours"]["steps_per_s"] > 0
     assert report["sections"]["grading"]["skipped"] == "nbgrader is not installed"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rlprep.algos.image_diff import diff_bbox, diff_bbox_robust
-from rlprep.bench_image_diff import (diff_bbox_bands, format_table, naive_loop, numpy_vectorized, opencv_pipeline,
+from rlprep.bench.image_diff import (diff_bbox_bands, format_table, naive_loop, numpy_vectorized, opencv_pipeline,
                                     run_benchmark)
 
 

@@ -1,15 +1,33 @@
-"""``rlprep bench``: section selection, skip paths (no CUDA / trl / nbgrader), report files, rollout counting."""
+"""``rlprep bench``: section selection, skip paths (no CUDA / trl / nbgrader), report files, rollout counting,
+the renderer against the committed report, and the ``python -m rlprep.bench`` entry point."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 torch = pytest.importorskip("torch")
 from rlprep import bench  # noqa: E402
+from rlprep.bench import report as bench_report  # noqa: E402
+from rlprep.bench.generation import bench_rollout  # noqa: E402
+from rlprep.bench.grading import bench_grading  # noqa: E402
+from rlprep.bench.labs import LAB_SHARES  # noqa: E402
+from rlprep.bench.schedule import GPU_SECTIONS  # noqa: E402
 from rlprep.errors import RlprepError  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _hide(monkeypatch, *modules):
+    """Make ``modules`` unimportable, as on a GPU image without them (``sys.modules[name] = None``)."""
+    for name in modules:
+        monkeypatch.setitem(sys.modules, name, None)
 
 
 def _args(tmp_path, **kw):
@@ -71,8 +89,8 @@ def test_gpu_mode_without_cuda_skips_labs_with_a_note(tmp_path):
 
 
 def test_missing_tools_are_skipped_not_faked(monkeypatch):
-    monkeypatch.setattr(bench, "have", lambda module: False)
-    assert "nbgrader" in bench.bench_grading(bench.Path("."))["skipped"]
+    _hide(monkeypatch, "nbgrader")
+    assert "nbgrader" in bench_grading(Path("."))["skipped"]
 
 
 def test_render_reports_unreached_targets_honestly():
@@ -83,14 +101,14 @@ def test_render_reports_unreached_targets_honestly():
                                       "eval_prompts": 200, "setting": "8x8", "sft_steps": 250,
                                       "ours": {"reached": False, "train_s": 30.4, "steps": 40, "final_accuracy": 0.55},
                                       "trl": {"skipped": "trl is not installed"}}}}
-    md = bench.render_markdown(report)
+    md = bench_report.render_markdown(report)
     assert "not reached in 30 s" in md and "trl is not installed" in md
 
 
 def test_rollout_counts_tokens_of_both_samplers(monkeypatch):
     from rlprep.profiles import get_profile
 
-    out = bench.bench_rollout(get_profile("smoke"), torch.device("cpu"), repeats=1, batch=4, new_tokens=4)
+    out = bench_rollout(get_profile("smoke"), torch.device("cpu"), repeats=1, batch=4, new_tokens=4)
     for name in ("ours", "hf_generate"):
         assert 4 <= out[name]["tokens_per_call"] <= 16  # >= 1 token per row, <= batch x new tokens
         assert out[name]["tokens_per_s"] > 0
@@ -100,20 +118,22 @@ def test_rollout_counts_tokens_of_both_samplers(monkeypatch):
 def test_gpu_check_dry_run_end_to_end_without_trl_or_nbgrader(tmp_path, monkeypatch):
     """`make gpu-check`'s code path on the CPU (tiny budgets): every lab trains, every section reports, the report,
     JSON and figure land in $OUT, and the missing tools are skipped with a note, not faked."""
-    real_have = bench.have
-    monkeypatch.setattr(bench, "have", lambda module: module not in ("trl", "nbgrader") and real_have(module))
+    _hide(monkeypatch, "trl", "nbgrader")
     monkeypatch.setenv("OUT", str(tmp_path))
     monkeypatch.setenv("RLPREP_NO_BAR", "1")
     monkeypatch.setenv("RLPREP_HOME", str(tmp_path / "home"))  # a lab stopped at its budget saves its run here
     assert bench.run(_args(None, gpu=True, quick=False, out=None, dry_run=True)) == 0
     report = json.loads((tmp_path / "benchmarks-gpu.json").read_text())
     assert report["dry_run"] is True and report["machine"]["device"] == "cpu"
-    assert set(report["sections"]) == set(bench.GPU_SECTIONS)
+    assert set(report["sections"]) == set(GPU_SECTIONS)
     labs = report["sections"]["labs"]
-    assert set(bench.LAB_SHARES) <= set(labs)
-    for lab in bench.LAB_SHARES:
+    assert set(LAB_SHARES) <= set(labs)
+    for lab in LAB_SHARES:
         assert "error" not in labs[lab], f"{lab}: {labs[lab].get('error')}"
         assert labs[lab]["steps"] >= 1 and labs[lab]["curve"]["values"], lab
+    for name, section in report["sections"].items():  # every section ran through its module, none failed
+        assert "error" not in section, f"{name}: {section['error']}"
+    assert "table_median" in report["sections"]["image"] and report["sections"]["rollout"]["ours"]["tokens_per_s"] > 0
     assert report["sections"]["steps"]["grpo"]["trl"] == {"skipped": "trl is not installed"}
     assert report["sections"]["steps"]["grpo"]["ours"]["steps_per_s"] > 0
     assert report["sections"]["grading"]["skipped"] == "nbgrader is not installed"
@@ -132,9 +152,35 @@ def test_dry_run_belongs_to_the_gpu_half(tmp_path):
 def test_gpu_section_is_spliced_into_benchmarks_md_once():
     cpu_md = "# Benchmarks\n\n## Test suite\n\n12 s\n"
     gpu_v1 = "# Benchmarks\n\nGenerated on H200.\n\n## Labs in the gpu profile\n\n| lab05_grpo | 80 |\n"
-    once = bench.splice_gpu_section(cpu_md, gpu_v1)
+    once = bench_report.splice_gpu_section(cpu_md, gpu_v1)
     assert once.startswith(cpu_md.rstrip()) and "### Labs in the gpu profile" in once
     assert "## GPU: `make gpu-check`" in once and "Generated on H200." in once
     gpu_v2 = gpu_v1.replace("80", "75")
-    twice = bench.splice_gpu_section(once, gpu_v2)
-    assert twice.count(bench.GPU_BEGIN) == 1 and "| lab05_grpo | 75 |" in twice and "| 80 |" not in twice
+    twice = bench_report.splice_gpu_section(once, gpu_v2)
+    assert twice.count(bench_report.GPU_BEGIN) == 1 and "| lab05_grpo | 75 |" in twice and "| 80 |" not in twice
+
+
+def test_committed_report_renders_from_its_json():
+    """docs/benchmarks.md is exactly what the renderer makes of docs/benchmarks.json (figures, notes, GPU section):
+    nobody edited a figure by hand, and moving the renderer changed no byte of the report."""
+    report = json.loads((ROOT / "docs" / "benchmarks.json").read_text())
+    assert bench_report.render_markdown(report) + "\n" == (ROOT / "docs" / "benchmarks.md").read_text()
+
+
+@pytest.mark.parametrize("argv", [["--only", "steps,warp"], ["--dry-run"], ["--only", "labs"]])
+def test_module_entry_point_rejects_bad_options_with_error_and_fix(argv):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run([sys.executable, "-m", "rlprep.bench", *argv], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "error:" in proc.stderr and "fix:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_module_entry_point_runs_like_the_cli_command(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run([sys.executable, "-m", "rlprep.bench", "--only", "tests", "--out", str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "benchmarks.json").read_text())
+    assert report["command"] == f"python -m rlprep bench --only tests --out {tmp_path}"
+    assert set(report["sections"]) == {"tests"} and (tmp_path / "benchmarks.md").exists()

@@ -205,7 +205,7 @@ def cells():
         A.md("bench-intro", """
             ## Follow-up 1: 4K
 
-            `rlprep.bench_image_diff` times the classic answers on a random uint8 pair (3840 × 2160 × 3 in the cpu
+            `rlprep.bench.image_diff` times the classic answers on a random uint8 pair (3840 × 2160 × 3 in the cpu
             and gpu profiles; 960 × 540 × 3 in smoke): the naive loop (extrapolated from a 128 × 128 crop), whole-image
             numpy, the straightforward OpenCV pipeline (absdiff → channel max → threshold → findNonZero →
             boundingRect), the reference early-exit scan (one and two threads), and the **floor**: one
@@ -216,7 +216,7 @@ def cells():
         A.demo("bench-run", """
             import time
 
-            from rlprep.bench_image_diff import format_table, run_benchmark, scenarios
+            from rlprep.bench.image_diff import format_table, run_benchmark, scenarios
             from rlprep.profiles import get_profile
 
             SMOKE = get_profile().name == "smoke"

@@ -1,7 +1,8 @@
 """Benchmark of diff_bbox on a 4K pair (lab08_image_diff, W33): naive loop, numpy, early-exit, OpenCV, floor.
 
-Run: ``PYTHONPATH=src python -m rlprep.bench_image_diff`` prints a Markdown table for docs/benchmarks.md.
-``run_benchmark()`` returns the figures as a dict. Every method's box is checked against the others first.
+The ``image`` section of ``rlprep bench``; alone, ``PYTHONPATH=src python -m rlprep.bench.image_diff`` prints
+its Markdown tables. ``run_benchmark()`` returns the figures as a dict. Every method's box is checked against the
+others first.
 
 Methods (all give the same inclusive box):
 - ``naive_loop``: a Python double loop over pixels, timed once on a 128 x 128 crop and extrapolated by area.

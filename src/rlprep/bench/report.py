@@ -1,0 +1,268 @@
+"""The one renderer: a run's report (a dict) to ``benchmarks*.json`` and ``benchmarks*.md``, written atomically.
+
+``render_markdown`` is a pure function of the stored report, so ``rlprep bench --notes-only`` re-renders the
+markdown from ``benchmarks.json`` without measuring, and a test renders the committed json into the committed md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from rlprep.errors import RlprepError
+
+GPU_BEGIN = "<!-- make gpu-check: begin (copied from benchmarks-gpu.md) -->"
+GPU_END = "<!-- make gpu-check: end -->"
+NOTES_FILES = (("extra_markdown", "benchmarks-notes.md"), ("gpu_markdown", "benchmarks-gpu.md"))
+"""Report key <- hand-written file in the output folder, appended to the CPU report."""
+
+
+# ----------------------------------------------------------------------------------------------- files
+def out_dir(args, root: Path) -> Path:
+    """``--out``; else, for ``--gpu``, ``$OUT`` when set (the GPU machine hands back what is written there);
+    else ``docs/``."""
+    if args.out:
+        return Path(args.out)
+    if args.gpu and os.environ.get("OUT"):
+        return Path(os.environ["OUT"])
+    return root / "docs"
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Text through :func:`rlprep.live.atomic_write_bytes` (temp file, then ``os.replace``)."""
+    from rlprep.live import atomic_write_bytes
+
+    atomic_write_bytes(path, text.encode())
+
+
+def attach_notes(report: dict, folder: Path) -> None:
+    """Put the hand-written analysis (``benchmarks-notes.md``) and the last GPU report (``benchmarks-gpu.md``) into
+    the CPU report, or take them out when the files are gone."""
+    for key, name in NOTES_FILES:
+        report.pop(key, None)
+        if (folder / name).exists():
+            report[key] = (folder / name).read_text()
+
+
+def write_report(report: dict, folder: Path, stem: str) -> str:
+    """``{stem}.json`` and ``{stem}.md`` in ``folder``; returns the markdown written."""
+    markdown = render_markdown(report) + "\n"
+    atomic_write(folder / f"{stem}.json", json.dumps(report, indent=1, default=str) + "\n")
+    atomic_write(folder / f"{stem}.md", markdown)
+    return markdown
+
+
+def publish(report: dict, plan, schedule, folder: Path, root: Path) -> list[str]:
+    """Write a measured run: ``benchmarks.*`` (with the notes files attached) or, for ``--gpu``,
+    ``benchmarks-gpu.*`` and the figure of the lab curves; a real GPU run writing into docs/ also replaces the GPU
+    section of ``docs/benchmarks.md``. Returns the names written."""
+    from rlprep.bench.labs import plot_labs
+
+    stem = "benchmarks-gpu" if plan.gpu else "benchmarks"
+    written = [f"{stem}.md", f"{stem}.json"]
+    labs = schedule.sections.get("labs")
+    if labs is not None and "skipped" not in labs:
+        figure = plot_labs(labs, folder / f"{stem}-labs.png")
+        report["figure"] = figure.name if figure else None
+        written += [figure.name] if figure else []
+    report["wall_s"] = schedule.elapsed_s()
+    if not plan.gpu:
+        attach_notes(report, folder)
+    markdown = write_report(report, folder, stem)
+    docs_md = root / "docs" / "benchmarks.md"
+    if plan.gpu and not plan.dry_run and folder.resolve() == docs_md.parent.resolve() and docs_md.exists():
+        atomic_write(docs_md, splice_gpu_section(docs_md.read_text(), markdown))
+        written.append("benchmarks.md (GPU section)")
+    return written
+
+
+def rerender_notes(folder: Path) -> Path:
+    """Rewrite ``benchmarks.md`` from the figures stored in ``benchmarks.json`` with the current notes files.
+
+    The notes cite the figures of the last measured run; editing them must not require (or silently trigger) a new
+    run whose figures would no longer match the text.
+    """
+    stored = folder / "benchmarks.json"
+    if not stored.exists():
+        raise RlprepError(f"no {stored} to re-render", "run `make bench` first (it measures and writes it)")
+    try:
+        report = json.loads(stored.read_text())
+    except json.JSONDecodeError as exc:
+        raise RlprepError(f"{stored} is not valid JSON ({exc})", "run `make bench` to measure and rewrite it") from exc
+    attach_notes(report, folder)
+    write_report(report, folder, "benchmarks")
+    return folder / "benchmarks.md"
+
+
+def gpu_section(gpu_md: str) -> str:
+    """The GPU report as a section of ``docs/benchmarks.md``: headings one level down, between markers."""
+    body = []
+    for line in gpu_md.strip().splitlines():
+        if line.startswith("# "):
+            line = "## GPU: `make gpu-check`" + line[len("# Benchmarks"):]
+        elif line.startswith("#"):
+            line = "#" + line
+        body.append(line)
+    return "\n".join([GPU_BEGIN, *body, GPU_END])
+
+
+def splice_gpu_section(benchmarks_md: str, gpu_md: str) -> str:
+    """``benchmarks_md`` with its GPU section replaced by ``gpu_md`` (appended when it has none yet)."""
+    section = gpu_section(gpu_md)
+    if GPU_BEGIN in benchmarks_md and GPU_END in benchmarks_md:
+        head, rest = benchmarks_md.split(GPU_BEGIN, 1)
+        tail = rest.split(GPU_END, 1)[1]
+        return head + section + tail
+    return benchmarks_md.rstrip() + "\n\n" + section + "\n"
+
+
+# ----------------------------------------------------------------------------------------------- markdown
+def fmt(x, nd=2):
+    if isinstance(x, float):
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def _skip_or_error(r: dict) -> str:
+    return str(r.get("skipped", r.get("error")))
+
+
+def render_markdown(report: dict) -> str:
+    """The report as markdown: the machine line, notes, one part per measured section, then the notes files."""
+    lines = _header(report)
+    for key, render in SECTION_RENDERERS.items():
+        if key in report["sections"]:
+            lines += render(report["sections"][key], report)
+    if report.get("skipped_for_budget"):
+        lines += ["## Skipped for the time budget", "",
+                  f"skipped: {', '.join(report['skipped_for_budget'])} (the {fmt(report.get('budget_s'), 0)} s "
+                  "budget was spent)", ""]
+    if report.get("extra_markdown"):
+        lines += [report["extra_markdown"].rstrip(), ""]
+    if report.get("gpu_markdown"):
+        lines += [gpu_section(report["gpu_markdown"]).rstrip(), ""]
+    return "\n".join(lines)
+
+
+def _header(report: dict) -> list[str]:
+    m = report["machine"]
+    lines = ["# Benchmarks", "",
+             f"Generated by `{report['command']}` on {m['date_utc']}: {m['cpu_count']} CPU cores ({m['cpu']}), "
+             f"device `{m['device']}`{', GPU ' + m['gpu'] if 'gpu' in m else ''}, torch {m['torch']}, "
+             f"transformers {m.get('transformers', '-')}, trl {m.get('trl', 'not installed')}; "
+             f"1-minute load average at the start {fmt(m.get('loadavg_1m_at_start', float('nan')), 1)}. "
+             f"Profile `{report['profile']}`, total wall time {fmt(report['wall_s'], 0)} s.", "",
+             "Figures are medians over repeated runs; every ratio comes from figures measured in the same run. "
+             "A machine shared with other jobs inflates every time (a load average above the core count means "
+             "it was); the ratios are the figures to compare.", ""]
+    load = m.get("loadavg_1m_at_start")
+    if isinstance(load, (int, float)) and m.get("cpu_count") and load > m["cpu_count"]:
+        lines += [f"**This run shared the machine with other jobs** (load {load:.1f} on {m['cpu_count']} cores): "
+                  "absolute figures are inflated.", ""]
+    if report.get("notes"):
+        lines += ["Notes:", ""] + [f"- {n}" for n in report["notes"]] + [""]
+    return lines
+
+
+def _steps(s: dict, report: dict) -> list[str]:
+    lines = ["## Training steps (ours vs TRL)", "",
+             "| loop | batch | ours steps/s | TRL steps/s | ours tokens/s | TRL tokens/s | ours / TRL |",
+             "|---|---|---|---|---|---|---|"]
+    for name, key in (("grpo", "completion_tokens_per_s"), ("dpo", "tokens_per_s")):
+        r = s.get(name, {})
+        if "ours" not in r:
+            lines.append(f"| {name} | - | {r.get('skipped', r.get('error', '-'))} | | | | |")
+            continue
+        t = r["trl"]
+        if "skipped" in t or "error" in t:
+            lines.append(f"| {name} | {r['batch']} | {fmt(r['ours']['steps_per_s'])} | "
+                         f"{_skip_or_error(t)} | {fmt(r['ours'][key], 0)} | - | - |")
+        else:
+            lines.append(f"| {name} | {r['batch']} | {fmt(r['ours']['steps_per_s'])} | {fmt(t['steps_per_s'])} | "
+                         f"{fmt(r['ours'][key], 0)} | {fmt(t[key], 0)} | {fmt(r['ours_over_trl_steps_per_s'])}x |")
+    return lines + ["", "GRPO tokens = sampled completion tokens; DPO tokens = prompt + chosen + rejected tokens. "
+                    "TRL runs with bf16, gradient checkpointing and lr set explicitly (its defaults differ).", ""]
+
+
+def _target(r: dict, report: dict) -> list[str]:
+    lines = ["## Time to target (GRPO from the SFT start)", ""]
+    if "start_accuracy" not in r:
+        return lines + [_skip_or_error(r), ""]
+    lines += [f"Warm start: {r.get('sft_steps')}-step SFT. Start accuracy {fmt(r['start_accuracy'], 3)} (greedy, "
+              f"{r['eval_prompts']} held-out prompts); "
+              f"target {fmt(r['target_accuracy'], 3)}; bound {fmt(r['bound_s'], 0)} s of training "
+              f"(evaluation excluded); {r['setting']}.", "",
+              "| loop | reached | training s | steps | final accuracy |", "|---|---|---|---|---|"]
+    for name in ("ours", "trl"):
+        x = r.get(name, {})
+        if "skipped" in x or "error" in x:
+            lines.append(f"| {name} | {_skip_or_error(x)} | | | |")
+            continue
+        reached = "yes" if x["reached"] else f"not reached in {fmt(x['train_s'], 0)} s"
+        lines.append(f"| {name} | {reached} | {fmt(x['train_s'], 1)} | {x['steps']} | {fmt(x['final_accuracy'], 3)} |")
+    return lines + [""]
+
+
+def _rollout(r: dict, report: dict) -> list[str]:
+    lines = ["## Rollouts (sampled tokens/s)", ""]
+    if "ours" not in r:
+        return lines + [_skip_or_error(r), ""]
+    return lines + [
+        f"{r['batch']} {r['task']} prompts, up to {r['max_new_tokens']} new tokens, temperature 1, "
+        "KV cache in both; calls interleaved.", "",
+        "| sampler | tokens/s | tokens per call |", "|---|---|---|",
+        f"| rlprep.rollout.generate | {fmt(r['ours']['tokens_per_s'], 0)} | {fmt(r['ours']['tokens_per_call'], 0)} |",
+        f"| model.generate | {fmt(r['hf_generate']['tokens_per_s'], 0)} | "
+        f"{fmt(r['hf_generate']['tokens_per_call'], 0)} |", "",
+        f"Ours / model.generate: {fmt(r['ours_over_hf'])}x.", ""]
+
+
+def _grading(r: dict, report: dict) -> list[str]:
+    lines = ["## Grading (`rlprep grade` on each solution notebook)", ""]
+    if "skipped" in r or "error" in r:
+        return lines + [_skip_or_error(r), ""]
+    return lines + ["| lab | seconds | exit code |", "|---|---|---|"] + [
+        f"| {lab} | {fmt(x['seconds'], 1)} | {x['exit_code']} |" for lab, x in r.items() if isinstance(x, dict)] + [""]
+
+
+def _image(r: dict, report: dict) -> list[str]:
+    if "table_median" not in r:
+        return ["## Image diff", "", _skip_or_error(r), ""]
+    return ["## Image diff", "", r["table_median"], "", r["table_best"], ""]
+
+
+def _tests(r: dict, report: dict) -> list[str]:
+    return ["## Test suite", "",
+            (f"`make test` wall time: {fmt(r['seconds'], 0)} s (from `build/make-test-seconds`, written "
+             f"{r['written']})." if "seconds" in r else str(r.get("skipped"))), ""]
+
+
+def _labs(r: dict, report: dict) -> list[str]:
+    lines = [f"## Labs in the {report.get('labs_profile', 'gpu')} profile", ""]
+    if "skipped" in r or "error" in r:
+        return lines + [_skip_or_error(r), ""]
+    lines += [f"Each lab trains with its `for_profile` config and stops at its share of the labs' "
+              f"{fmt(r.get('labs_budget_s', float('nan')), 0)} s budget (\"stopped\" below); figure: "
+              f"`{report.get('figure', 'none')}`.", "",
+              "| lab | wall s | steps (planned) | figures |", "|---|---|---|---|"]
+    for lab, x in r.items():
+        if not isinstance(x, dict):
+            continue
+        if "error" in x:
+            lines.append(f"| {lab} | error | | {x['error']} |")
+        elif lab == "warm_starts":
+            lines.append(f"| warm starts | {fmt(x['wall_s'], 0)} | | {x['what']} |")
+        else:
+            figs = ", ".join(f"{k} {fmt(v, 3)}" for k, v in x.items()
+                             if k not in ("wall_s", "steps", "planned_steps", "stopped_at_budget", "curve")
+                             and v is not None)
+            stopped = " stopped" if x.get("stopped_at_budget") else ""
+            lines.append(f"| {lab} | {fmt(x['wall_s'], 0)} | {x['steps']} ({x.get('planned_steps', '-')})"
+                         f"{stopped} | {figs} |")
+    return lines + [""]
+
+
+SECTION_RENDERERS = {"steps": _steps, "target": _target, "rollout": _rollout, "grading": _grading,
+                     "image": _image, "tests": _tests, "labs": _labs}
+"""Section key -> its markdown part, in the order the report shows them."""

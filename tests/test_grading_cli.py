@@ -34,7 +34,10 @@ def test_reference_gets_full_marks_and_is_recorded(tmp_path, capsys, monkeypatch
     nbformat.write(variant(reference_answer(), drop_demo=False), path)
     rc, report = grade_json(path, capsys)
     assert rc == 0
-    assert set(report) == {"lab", "score", "max_score", "cells"}
+    assert set(report) == {"lab", "score", "max_score", "sandbox", "cells"}
+    from rlprep.grading.sandbox import probe
+
+    assert report["sandbox"] == probe() and (report["sandbox"] == "bubblewrap" or report["sandbox"].startswith("none: "))
     assert report["lab"] == "lab01_gae" and report["score"] == report["max_score"] == 10
     assert all(set(c) == {"grade_id", "points", "max_points", "passed", "message"} for c in report["cells"])
     assert all(c["passed"] and c["message"] == "" for c in report["cells"])
@@ -118,7 +121,7 @@ def test_unknown_lab_exits_2(tmp_path, capsys):
 
 def test_feedback_holds_no_hidden_tests(tmp_path):
     from catalog.lab01_gae import BUGS  # noqa: F401 - the same kind of wrong answer a learner submits
-    from rlprep.grading.build_lab01 import hidden_fixtures
+    from rlprep.grading.templating import lab_values
     from rlprep.grading.grade import course_template
     from rlprep.grading.release import api_for
 
@@ -135,6 +138,27 @@ def test_feedback_holds_no_hidden_tests(tmp_path):
     html = (course / "feedback" / "alice" / "lab01_gae" / "lab01_gae.html").read_text()
     assert "advantages wrong when an episode ends mid-batch" in html  # the property is named
     assert "HIDDEN" not in html
-    for key, fixture in hidden_fixtures().items():
-        if key != "terminal":
-            assert fixture[1] not in html and fixture[0][:60] not in html
+    for key, case in lab_values(SOLUTION.parent).items():
+        if key not in ("terminal", "results"):
+            assert repr(float(case["advantages"][0])) not in html and repr(float(case["rewards"][1])) not in html
+
+
+def test_grade_here_finds_the_notebook_warns_when_unsaved_and_prints_the_table(tmp_path, monkeypatch, capsys,
+                                                                            rlprep_home):
+    from rlprep.grading import grade_here
+    from rlprep.grading.selfgrade import unsaved_answers
+
+    path = tmp_path / "lab01_gae.ipynb"
+    shutil.copy(RELEASE, path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JPY_SESSION_NAME", "labs/lab01_gae/lab01_gae.ipynb")
+    saved = json.loads(path.read_text())
+    answer = next(c for c in saved["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
+    ran = "".join(answer["source"]).replace("raise NotImplementedError()", "return rewards, rewards")
+    assert unsaved_answers(saved, ["import numpy as np", ran]) == ["compute_gae"]  # edited, not saved
+    assert unsaved_answers(saved, ["import numpy as np", "".join(answer["source"])]) == []
+    assert unsaved_answers(saved, ["x = 1"]) == []  # never run here: nothing to compare
+
+    grade_here()
+    out = capsys.readouterr().out
+    assert "lab01_gae: 0 / 10 points" in out and "NotImplementedError" in out

@@ -9,12 +9,12 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import nbformat
 import pytest
 from nbgrader.utils import determine_grade, is_grade
 
 from rlprep.grading.authoring import reference_source
 from rlprep.grading.executor import IsolatedRunner
+from rlprep.grading.templating import rendered_solution
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,7 +25,7 @@ def plain_reference(ref: str) -> str:
 
 def grade_with(lab: str, answers: dict[str, str]) -> dict[str, tuple[float, float, str]]:
     """{grade_id: (score, max, errors)} for the lab's solution notebook with some answer cells replaced."""
-    solution = nbformat.read(ROOT / "solutions" / lab / f"{lab}.ipynb", as_version=4)
+    solution = rendered_solution(lab, ROOT)
     nb = copy.deepcopy(solution)
     nb.cells = [c for c in nb.cells if c.get("metadata", {}).get("rlprep", {}).get("role") != "demo"]
     for cell in nb.cells:

@@ -11,8 +11,11 @@ import pytest
 from grading_helpers import RELEASE, ROOT, SOLUTION, solution
 from rlprep.algos.gae import compute_gae
 from rlprep.grading import authoring
-from rlprep.grading.build_lab01 import build as build_lab01
-from rlprep.grading.build_lab01 import hidden_fixtures
+from rlprep.grading import templating
+
+
+def lab01_cases() -> dict:
+    return {k: v for k, v in templating.lab_values(SOLUTION.parent).items() if k != "results"}
 
 
 def test_answer_cells_equal_their_reference():
@@ -33,10 +36,22 @@ def test_reference_source_keeps_signature_and_docstring_above_the_markers():
         inspect.getsource(compute_gae)
 
 
-def test_solution_builder_is_deterministic_and_committed(tmp_path):
-    built = build_lab01(tmp_path)
-    assert built.read_bytes() == SOLUTION.read_bytes(), \
-        "solutions/lab01_gae is stale: run python -m rlprep.grading.build_lab01 && rlprep release"
+def test_source_notebook_is_a_template_whose_placeholders_all_resolve():
+    raw = nbformat.read(SOLUTION, as_version=4)
+    assert templating.has_placeholders(raw), "lab01's hidden values come from its fixtures"
+    rendered = solution()
+    assert not templating.has_placeholders(rendered)
+    assert [c.id for c in rendered.cells] == [c.id for c in raw.cells]
+
+
+def test_an_unknown_placeholder_names_the_cell_and_the_fix():
+    from rlprep.errors import RlprepError
+
+    raw = nbformat.read(SOLUTION, as_version=4)
+    raw.cells[-1].source += "\n{{ no_such_case.advantages }}"
+    with pytest.raises(RlprepError, match="unknown placeholder") as err:
+        templating.render_notebook(raw, "lab01_gae", SOLUTION.parent)
+    assert raw.cells[-1].id in err.value.problem and "fixtures" in err.value.fix
 
 
 def test_labs_are_in_sync_with_solutions():
@@ -48,9 +63,10 @@ def test_labs_are_in_sync_with_solutions():
 def test_released_notebook_has_no_hidden_tests_and_no_outputs():
     text = RELEASE.read_text()
     assert "HIDDEN" not in text and "BEGIN SOLUTION" not in text
-    for key, fixture in hidden_fixtures().items():
+    for key, case in lab01_cases().items():
         if key != "terminal":
-            assert fixture[1] not in text, f"hidden expected values of {key} leaked into the release"
+            assert templating.literal(case["advantages"]) not in text, f"hidden values of {key} leaked"
+            assert repr(float(case["advantages"][0])) not in text, f"hidden values of {key} leaked"
     nb = nbformat.read(RELEASE, as_version=4)
     assert all(c.get("outputs", []) == [] for c in nb.cells if c.cell_type == "code")
     assert [c.id for c in nb.cells] == [c.id for c in solution().cells]

@@ -176,16 +176,10 @@ def grade_yourself_cells(lab: str) -> list:
             Save the notebook (Ctrl+S), then run the cell below: it grades this file with the hidden tests, in a
             separate process, and prints each test with its points.
             """),
-        demo("grade-self", f"""
-            import subprocess
-            import sys
+        demo("grade-self", """
+            from rlprep.grading import grade_here
 
-            print("grading the saved file with the hidden tests (about 30 s)...", flush=True)
-            result = subprocess.run([sys.executable, "-m", "rlprep", "grade", "{lab}.ipynb"],
-                                    capture_output=True, text=True)
-            print(result.stdout)
-            if result.stderr.strip():  # an error:/fix: message from rlprep, or a crash
-                print(result.stderr)
+            grade_here()
             """),
     ]
 

@@ -140,12 +140,20 @@ def _lab_by_grade_ids(ids: set[str], labs: list[str], solutions: Path | None) ->
 
 # -- the cached gradebook ---------------------------------------------------------------------
 def _content_hash(folder: Path) -> str:
+    """Hash of what a lab's gradebook is built from: its source folder (fixtures included) and the records."""
     import rlprep
+    from rlprep import records
 
     h = hashlib.sha256(rlprep.__version__.encode())
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and ".ipynb_checkpoints" not in p.parts:
-            h.update(str(p.relative_to(folder)).encode() + b"\0" + p.read_bytes())
+    try:
+        rec = sorted(records.records_dir().glob("*.json"))
+    except RlprepError:
+        rec = []
+    inputs = [(str(p.relative_to(folder)), p) for p in sorted(folder.rglob("*"))
+              if p.is_file() and ".ipynb_checkpoints" not in p.parts and "__pycache__" not in p.parts]
+    inputs += [(f"records/{p.name}", p) for p in rec]
+    for name, p in inputs:
+        h.update(name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:16]
 
 

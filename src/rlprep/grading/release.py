@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 
 from rlprep.errors import RlprepError
-from rlprep.grading import authoring
+from rlprep.grading import authoring, templating
 from rlprep.paths import repo_root
 
 
@@ -66,6 +66,10 @@ def apply_grading_config(c) -> None:
     from rlprep.grading.executor import IsolatedExecute
 
     c.OverwriteCells.add_missing_cells = True
+    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", templating.FIXTURES]
+    from nbgrader.converters import GenerateAssignment
+
+    c.GenerateAssignment.preprocessors = [templating.render_preprocessor(), *GenerateAssignment().preprocessors]
     c.Autograde.autograde_preprocessors = [IsolatedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                            SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
     c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ClearHiddenTests]
@@ -100,7 +104,11 @@ def sync_answer_cells(nb) -> bool:
 
 
 def build_course(lab: str, solution: Path, course_dir: Path) -> Path:
-    """generate_assignment for one lab in ``course_dir``; return the released notebook path."""
+    """generate_assignment for one lab in ``course_dir``; return the released notebook path.
+
+    nbgrader fills the source's placeholders first (hidden values from the lab's fixtures, figures from recorded
+    results: ``rlprep.grading.templating.RenderPlaceholders``).
+    """
     source_dir = course_dir / "source" / lab
     shutil.copytree(solution.parent, source_dir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.tmp"))
     api = api_for(course_dir)

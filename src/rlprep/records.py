@@ -1,0 +1,88 @@
+"""Recorded results: the files experiments write and the course's prose quotes.
+
+Every figure a lab's text quotes comes from here, never typed by hand: an experiment calls
+``record(name, values, command=...)``, which writes ``records/<name>.json`` in the course checkout (atomic), and a
+markdown cell says ``{{ results.<name>.<key>:.2f }}``, which ``rlprep release`` fills in
+(``rlprep.grading.templating``). ``rlprep release --check`` fails when the released text and the record
+disagree, so re-running an experiment and releasing is the only way to change a quoted figure.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from rlprep.errors import RlprepError
+
+
+def records_dir() -> Path:
+    """``records/`` in the course checkout (``RLPREP_RECORDS`` overrides, e.g. for a scratch run)."""
+    override = os.environ.get("RLPREP_RECORDS")
+    if override:
+        return Path(override)
+    from rlprep.paths import repo_root
+
+    root = repo_root()
+    if root is None:
+        raise RlprepError("no course checkout found, so there is no records/ folder",
+                          "set RLPREP_RECORDS to a folder for the result files")
+    return root / "records"
+
+
+def record(name: str, values: dict, *, command: str, profile: str | None = None) -> Path:
+    """Write ``records/<name>.json``: ``values`` (JSON numbers, strings, lists) plus how they were made."""
+    if not name.replace("_", "").isalnum():
+        raise ValueError(f"record name {name!r} must be letters, digits and '_'")
+    from rlprep.profiles import get_profile
+
+    doc = {"name": name, "values": values, "command": command,
+           "profile": profile or get_profile().name,
+           "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+           "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
+    folder = records_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=folder)
+    with os.fdopen(fd, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    target = folder / f"{name}.json"
+    os.replace(tmp, target)
+    return target
+
+
+def load(name: str) -> dict:
+    """The whole record ``name`` (``values``, ``command``, ``profile``, ``date``, ``machine``)."""
+    path = records_dir() / f"{name}.json"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RlprepError(f"no recorded result {name!r} ({path} is missing)",
+                          "run the experiment that writes it (its command is in the text that quotes it)") from None
+    except ValueError as err:
+        raise RlprepError(f"{path} is not valid JSON ({err})", f"re-run the experiment that writes {name}") from None
+
+
+class AllRecords(Mapping):
+    """``results.<name>.<key>`` in a template: record ``name``'s values (loaded on first use)."""
+
+    def __init__(self):
+        self._cache: dict[str, dict] = {}
+
+    def __getitem__(self, name: str) -> dict:
+        if name not in self._cache:
+            if not (records_dir() / f"{name}.json").is_file():
+                raise KeyError(name)
+            self._cache[name] = {**load(name)["values"], "_meta": load(name)}
+        return self._cache[name]
+
+    def __iter__(self):
+        folder = records_dir()
+        return iter(sorted(p.stem for p in folder.glob("*.json"))) if folder.is_dir() else iter(())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

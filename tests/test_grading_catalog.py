@@ -85,3 +85,16 @@ def test_value_and_grad_locally():
     value, grads = asserts.value_and_grad(loss, wrt=("w",), x=torch.tensor([1.0, 2.0]), w=torch.tensor([3.0, 4.0]))
     assert float(value) == 73.0
     assert torch.allclose(grads["w"], torch.tensor([6.0, 32.0]))  # d/dw (xw)^2 = 2 x^2 w
+
+
+@pytest.mark.parametrize("name, only", [
+    ("no_reset_at_episode_end", {"test_gae_episode_end"}),
+    ("dones_shifted", {"test_gae_episode_end", "test_gae_bootstrap"}),
+    ("missing_lambda", {"test_gae_by_hand", "test_gae_episode_end", "test_gae_bootstrap", "test_gae_lambda_limits",
+                        "test_gae_gamma_lambda"}),
+])
+def test_a_bug_fails_the_tests_that_name_it(lab, name, only):
+    """A done-mask bug must not also fail the lambda and gamma tests (their hints would mislead)."""
+    results = score_in_process(lab, {"compute_gae": BUGS[name]})
+    failed = {gid for gid, (pts, mx, _) in results.items() if pts < mx}
+    assert failed and failed <= only, failed

@@ -154,7 +154,8 @@ def bench_grpo_steps(profile, device, repeats: int, warmup: int = 2) -> dict:
     import torch
 
     from rlprep.tinyworld import get_task
-    from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer, load_warm_start
+    from rlprep.tinyworld.warm_start import load_warm_start
+    from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer
 
     N, G, C, lr = 8, 8, 6, 1e-4
     policy, tok = load_warm_start(profile)
@@ -269,7 +270,9 @@ def bench_time_to_target(profile, device, seconds: float, points: float, eval_ev
     (evaluation excluded), bounded by ``seconds``.
     """
     from rlprep.tinyworld import get_task
-    from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer, evaluate_accuracy, load_warm_start
+    from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
+    from rlprep.tinyworld.warm_start import load_warm_start
+    from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer
 
     N, G, C, lr, n_eval = 8, 8, 6, 1e-4, 200
     sft_steps = sft_steps if sft_steps is not None else TARGET_SFT_STEPS.get(profile.name)
@@ -469,11 +472,9 @@ def _run_stale(profile, dry_run: bool) -> dict:
     row = {"wall_s": time.perf_counter() - t0, "steps": overrides["steps"], "planned_steps": overrides["steps"],
            "stopped_at_budget": False}
     for (k, correction), h in runs.items():
-        acc = h.get("eval/accuracy") or [float("nan")]
-        row[f"accuracy_end k={k} {correction}"] = acc[-1]
-    k0 = runs.get((0, "none"), {})
-    row["curve"] = {"key": "eval/accuracy (k=0)", "steps": list(k0.get("eval/step", [])),
-                    "values": list(k0.get("eval/accuracy", []))}
+        row[f"accuracy_end k={k} {correction}"] = h.last("eval/accuracy")
+    steps, values = runs[(0, "none")].series("eval/accuracy") if (0, "none") in runs else ([], [])
+    row["curve"] = {"key": "eval/accuracy (k=0)", "steps": steps, "values": values}
     return row
 
 

@@ -123,6 +123,15 @@ def truncated_rows(completion_ids: torch.Tensor, completion_mask: torch.Tensor, 
     return ~has_eos
 
 
+def completion_mask_default(rollout, eos_id: int, mask_truncated: bool) -> torch.Tensor:
+    """The loss mask ``[B, C]``: the rollout's completion mask, minus truncated rows when ``mask_truncated``."""
+    mask = rollout.completion_mask.float()
+    if mask_truncated:
+        keep = ~truncated_rows(rollout.completion_ids, rollout.completion_mask, eos_id)  # (B,)
+        mask = mask * keep.unsqueeze(-1).float()
+    return mask
+
+
 def resolve_device(device: str | None, profile) -> torch.device:
     """The config's device, else the profile's; a clear error when CUDA was asked for but is missing."""
     name = device or profile.device

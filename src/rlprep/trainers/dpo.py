@@ -19,7 +19,6 @@ Run: ``python -m rlprep.trainers.dpo --profile cpu [--sweep]``.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import asdict, dataclass, replace
@@ -264,32 +263,7 @@ def beta_sweep(betas: Sequence[float] = SWEEP_BETAS, config: DPOConfig | None = 
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="DPO on the reviews pairs (reference functions).")
-    parser.add_argument("--profile", default=None)
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--beta", type=float, default=None)
-    parser.add_argument("--sweep", action="store_true", help=f"run the β sweep {SWEEP_BETAS}")
-    args = parser.parse_args(argv)
-    overrides = {k: v for k, v in (("steps", args.steps), ("beta", args.beta)) if v is not None}
-    config = DPOConfig.for_profile(args.profile, **overrides)
-    t0 = time.perf_counter()
-    if args.sweep:
-        rows = beta_sweep(config=config)
-        for r in rows:
-            print(f"beta={r['beta']:<5g} KL {r['kl']:7.3f} ± {r['kl_se']:.3f} nats  gold {r['gold']:+.3f} "
-                  f"± {r['gold_se']:.3f} (SFT {r['gold_start']:+.3f})  implicit acc {r['rewards/accuracy']:.2f}")
-        kls = [r["kl"] for r in rows]
-        print(f"KL falls as beta grows: {all(a >= b for a, b in zip(kls, kls[1:]))}; "
-              f"{time.perf_counter() - t0:.0f} s")
-    else:
-        h = train_dpo(config, live=False)
-        m = h.meta
-        print(f"beta={config.beta:g} loss {h[1]['loss/dpo']:.4f} -> {h.last('loss/dpo'):.4f}, implicit acc "
-              f"{h.last('rewards/accuracy'):.2f}, KL {m['kl']:.3f} nats, gold {m['gold_start']:+.3f} -> "
-              f"{m['gold']:+.3f} ± {m['gold_se']:.3f}, {m['wall_s']:.0f} s")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from rlprep.trainers.cli import run_module
+
+    run_module("dpo")

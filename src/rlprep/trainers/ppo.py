@@ -25,7 +25,6 @@ Run: ``python -m rlprep.trainers.ppo --profile cpu [--kl-sweep]``.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import math
 import time
@@ -403,27 +402,7 @@ def kl_sweep(kl_coefs: Sequence[float] = (0.0, 0.01, 0.05, 0.2), config: PPOConf
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="PPO-RLHF on reviews (reference functions).")
-    parser.add_argument("--profile", default=None)
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--kl-coef", type=float, default=None)
-    parser.add_argument("--kl-sweep", action="store_true", help="run kl_coef in (0, 0.01, 0.05, 0.2)")
-    args = parser.parse_args(argv)
-    overrides = {k: v for k, v in (("steps", args.steps), ("kl_coef", args.kl_coef)) if v is not None}
-    config = PPOConfig.for_profile(args.profile, **overrides)
-    if args.kl_sweep:
-        for r in kl_sweep(config=config):
-            print(f"kl_coef={r['kl_coef']:<5g} RM {r['rm_start']:+.3f} -> {r['rm_end']:+.3f}  gold "
-                  f"{r['gold_start']:+.3f} -> {r['gold_end']:+.3f} ± {r['gold_end_se']:.3f}  KL {r['kl_end']:.3f}")
-        return 0
-    h = train_ppo(config, live=False)
-    m = h.meta
-    print(f"profile={config.profile} kl_coef={config.kl_coef:g}: gold {m['gold_start']:+.3f} ± {m['gold_start_se']:.3f}"
-          f" -> {m['gold_end']:+.3f} ± {m['gold_end_se']:.3f} ({m['gold_gain_se']:+.1f} SE), RM {m['rm_start']:+.3f}"
-          f" -> {m['rm_end']:+.3f}, KL {m['kl_end']:.3f} nats/seq, {m['wall_s']:.0f} s")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from rlprep.trainers.cli import run_module
+
+    run_module("ppo")

@@ -15,7 +15,6 @@ Run: ``python -m rlprep.trainers.reward_model --profile cpu``.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
 import json
@@ -322,31 +321,7 @@ def best_of_n(policy, rm: RewardModel, tokenizer, prompts: list[str], ns: Sequen
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Train the reviews reward model (reference Bradley-Terry loss).")
-    parser.add_argument("--profile", default=None)
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--best-of-n", type=int, default=0, help="also run best-of-N on this many test prompts")
-    args = parser.parse_args(argv)
-    overrides = {} if args.steps is None else {"steps": args.steps}
-    config = RewardModelConfig.for_profile(args.profile, **overrides)
-    rm, history = train_reward_model(config, live=False)
-    m = history.meta
-    print(f"profile={config.profile} held-out pairwise accuracy {m['accuracy_start']:.3f} -> {m['accuracy']:.3f} "
-          f"± {m['accuracy_se']:.3f} (label-noise ceiling {m['ceiling/expected']:.3f}, gold scorer on these labels "
-          f"{m['ceiling/gold_on_labels']:.3f}), gold-order agreement {m['accuracy_gold']:.3f}, "
-          f"Pearson r with gold {m['pearson_gold']:.3f}, {m['wall_s']:.0f} s")
-    if args.best_of_n:
-        from rlprep.tinyworld import get_task, load_policy
-
-        policy, tokenizer = load_policy("reviews", config.profile)
-        prompts = [ex.prompt for ex in get_task("reviews").sample(args.best_of_n, split="test", seed=5)]
-        bon = best_of_n(policy, rm.to(next(policy.parameters()).device), tokenizer, prompts, ns=(1, 2, 4, 8, 16, 32))
-        for i, n in enumerate(bon["n"]):
-            print(f"  best-of-{n:<3d} RM {bon['reward/rm'][i]:+.3f}  gold {bon['reward/gold'][i]:+.3f} "
-                  f"± {bon['reward/gold_se'][i]:.3f}  KL≤{bon['kl_bound'][i]:.2f}")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from rlprep.trainers.cli import run_module
+
+    run_module("reward_model")

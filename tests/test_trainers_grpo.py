@@ -15,7 +15,7 @@ from rlprep.tinyworld.tasks.arithmetic import sample_success_rates
 from rlprep.trainers.grpo import GRPOConfig, train_grpo
 
 LOGGED = ("reward/mean", "loss/policy", "stats/grad_norm", "stats/frac_zero_std_groups", "stats/frac_valid_tokens",
-          "stats/clipfrac", "stats/entropy", "stats/kl", "stats/completion_len")
+          "stats/clipfrac_one_sided", "stats/entropy", "stats/kl_k3_token", "stats/completion_len")
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_smoke_run_logs_every_stat_and_diagnoses_on_policy_step_as_expected(sft)
     assert "eval/accuracy" in h[0] and "eval/accuracy" in h[-1]
     first = h[1]
     # on-policy, mu = 1, beta = 0: the ratio is exactly 1, nothing is clipped, and the gradient is not zero
-    assert first["stats/clipfrac"] == 0.0 and first["stats/approx_kl"] == 0.0 and first["stats/kl"] == 0.0
+    assert first["stats/clipfrac_one_sided"] == 0.0 and first["stats/approx_kl"] == 0.0 and first["stats/kl_k3_token"] == 0.0
     assert diagnose_zero_loss(zero_loss_stats(first, cfg)) == "expected"
 
 
@@ -116,7 +116,7 @@ def test_options_mu_gspo_dynamic_sampling_and_kl_run(sft):
     assert all(r["stats/groups_used"] <= cfg.prompts_per_step for r in rows)
     # mu = 2: the second pass is off-policy, so the policy has moved away from the sampler and the reference
     assert any(r["stats/approx_kl"] > 0 for r in rows)
-    assert rows[-1]["stats/kl"] > 0
+    assert rows[-1]["stats/kl_k3_token"] > 0
 
 
 @pytest.mark.parametrize("cause, label", [

@@ -35,7 +35,7 @@ def zero_loss_stats(row: dict, config: GRPOConfig) -> dict[str, float]:
     """The dict ``diagnose_zero_loss`` reads, from one logged row of a GRPO run."""
     return {"loss": row["loss/policy"], "grad_norm": row["stats/grad_norm"],
             "frac_zero_std_groups": row["stats/frac_zero_std_groups"],
-            "frac_valid_tokens": row["stats/frac_valid_tokens"], "clip_frac": row["stats/clipfrac"],
+            "frac_valid_tokens": row["stats/frac_valid_tokens"], "clip_frac": row["stats/clipfrac_one_sided"],
             "beta": config.beta, "num_iterations": config.num_iterations}
 
 

@@ -291,7 +291,7 @@ def cells():
             config = PPOConfig.for_profile(PROFILE, **({"steps": STEPS, "eval_every": 0} if STEPS else {}))
             runs = {}
             for lam in (0.0, 0.95, 1.0):
-                runs[lam] = train_ppo(replace(config, lam=lam), policy=copy.deepcopy(sft_policy), tokenizer=tokenizer,
+                runs[lam] = train_ppo(replace(config, gae_lambda=lam), policy=copy.deepcopy(sft_policy), tokenizer=tokenizer,
                                       reward_model=reward_model, compute_gae=compute_gae, live=False)
                 if runs[lam].interrupted:
                     break

@@ -125,11 +125,10 @@ def cells():
             valid tokens divided by their number (DAPO). `"sequence"`: each row's masked mean, then the mean over
             rows (GRPO). Padding (mask 0) must never count.
 
-            Two options let the package's other GRPO loops share the function (neither is graded; the demos below
-            use the defaults): `advantages` may also be `[B, T]`, one per token
-            (the multi-turn and stale-rollout trainers), and `importance_level="sequence"` gives every token of a
-            row GSPO's ratio exp(masked mean of the row's log-ratios) while the k3 term keeps the real per-token
-            `logp_new`.
+            Two options let the package's other GRPO loops share the function; neither is graded, and the demos
+            below use the defaults. `advantages` may also be `[B, T]`, one per token (the multi-turn and
+            stale-rollout trainers). `importance_level="sequence"` gives every token of a row GSPO's ratio,
+            exp(masked mean of the row's log-ratios), while the k3 term keeps the real per-token `logp_new`.
             """),
         A.answer("grpo_loss", "rlprep.algos.grpo:grpo_loss"),
         A.md("task-dz", """
@@ -431,7 +430,7 @@ def cells():
             compare(axes[1, 0], "stats/completion_len", [base, "sequence aggregation (GRPO)"],
                     "completion length (tokens)")
             axes[1, 0].set_title("token vs sequence aggregation: response length")
-            compare(axes[1, 1], "stats/kl", [base, "KL in the loss (beta = 0.04)"], "k3 KL to the SFT policy (nats / token)")
+            compare(axes[1, 1], "stats/kl_k3_token", [base, "KL in the loss (beta = 0.04)"], "k3 KL to the SFT policy (nats / token)")
             axes[1, 1].set_title("W08: KL penalty vs none")
             fig.tight_layout()
             plt.show()

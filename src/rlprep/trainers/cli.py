@@ -155,29 +155,38 @@ def grpo_main(argv: list[str], prog: str) -> int:
     return 0
 
 
+def _parse_with_sweep(argv: list[str], prog: str, description: str, config_cls: type, field: str,
+                      field_help: str, sweep_flag: str, sweep_help: str):
+    """``(args, config)`` for a trainer with one float option for ``field`` (``--kl-coef`` for ``kl_coef``) and
+    a sweep flag."""
+    parser = trainer_parser(prog, description, config_cls)
+    parser.add_argument("--" + field.replace("_", "-"), dest=field, type=float, default=None, help=field_help)
+    parser.add_argument(sweep_flag, action="store_true", help=sweep_help)
+    args = parser.parse_args(argv)
+    return args, build_config(config_cls, args, prog, **{field: getattr(args, field)})
+
+
 def dpo_main(argv: list[str], prog: str) -> int:
     import time
 
     from rlprep.trainers.dpo import SWEEP_BETAS, DPOConfig, beta_sweep, train_dpo
 
-    parser = trainer_parser(prog, "DPO on the reviews pairs (reference functions).", DPOConfig)
-    parser.add_argument("--beta", type=float, default=None, help="DPO's beta > 0 (default: the profile's)")
-    parser.add_argument("--sweep", action="store_true", help=f"run the beta sweep {SWEEP_BETAS}")
-    args = parser.parse_args(argv)
-    config = build_config(DPOConfig, args, prog, beta=args.beta)
+    args, config = _parse_with_sweep(argv, prog, "DPO on the reviews pairs (reference functions).", DPOConfig,
+                                     "beta", "DPO's beta > 0 (default: the profile's)",
+                                     "--sweep", f"run the beta sweep {SWEEP_BETAS}")
     t0 = time.perf_counter()
     if args.sweep:
         rows = beta_sweep(config=config)
         for r in rows:
             print(f"beta={r['beta']:<5g} KL {r['kl']:7.3f} ± {r['kl_se']:.3f} nats  gold {r['gold']:+.3f} "
-                  f"± {r['gold_se']:.3f} (SFT {r['gold_start']:+.3f})  implicit acc {r['rewards/accuracy']:.2f}")
+                  f"± {r['gold_se']:.3f} (SFT {r['gold_start']:+.3f})  implicit acc {r['reward/implicit_accuracy']:.2f}")
         kls = [r["kl"] for r in rows]
         print(f"KL falls as beta grows: {all(a >= b for a, b in zip(kls, kls[1:]))}; {time.perf_counter() - t0:.0f} s")
         return 0
     h = train_dpo(config, live=False)
     m = h.meta
     print(f"beta={config.beta:g} loss {h[1]['loss/dpo']:.4f} -> {h.last('loss/dpo'):.4f}, implicit acc "
-          f"{h.last('rewards/accuracy'):.2f}, KL {m['kl']:.3f} nats, gold {m['gold_start']:+.3f} -> "
+          f"{h.last('reward/implicit_accuracy'):.2f}, KL {m['kl']:.3f} nats, gold {m['gold_start']:+.3f} -> "
           f"{m['gold']:+.3f} ± {m['gold_se']:.3f}, {m['wall_s']:.0f} s")
     return 0
 
@@ -185,12 +194,10 @@ def dpo_main(argv: list[str], prog: str) -> int:
 def ppo_main(argv: list[str], prog: str) -> int:
     from rlprep.trainers.ppo import PPOConfig, kl_sweep, train_ppo
 
-    parser = trainer_parser(prog, "PPO-RLHF on reviews (reference functions).", PPOConfig)
-    parser.add_argument("--kl-coef", type=float, default=None,
-                        help="weight >= 0 of the per-token KL penalty in the reward (default: the profile's)")
-    parser.add_argument("--kl-sweep", action="store_true", help="run kl_coef in (0, 0.01, 0.05, 0.2)")
-    args = parser.parse_args(argv)
-    config = build_config(PPOConfig, args, prog, kl_coef=args.kl_coef)
+    args, config = _parse_with_sweep(argv, prog, "PPO-RLHF on reviews (reference functions).", PPOConfig,
+                                     "kl_coef", "weight >= 0 of the per-token KL penalty in the reward "
+                                                "(default: the profile's)",
+                                     "--kl-sweep", "run kl_coef in (0, 0.01, 0.05, 0.2)")
     if args.kl_sweep:
         for r in kl_sweep(config=config):
             print(f"kl_coef={r['kl_coef']:<5g} RM {r['rm_start']:+.3f} -> {r['rm_end']:+.3f}  gold "

@@ -79,7 +79,7 @@ class GRPOConfig:
     eval_size: int = 200
     """Held-out test prompts for ``eval/accuracy``."""
     log_kl: bool = True
-    """Log ``stats/kl`` (k3 to the reference) even when ``beta == 0`` (one extra no-grad forward)."""
+    """Log ``stats/kl_k3_token`` (k3 to the reference) even when ``beta == 0`` (one extra no-grad forward)."""
     sft_steps: int | None = None
     """Warm start: a shorter SFT run of this many steps (its own compressed schedule; ``rlprep.tinyworld.warm_start``).
     At most one of ``sft_steps``, ``sft_stop``, ``sft_stop_accuracy`` is set; None for all three: the full SFT."""
@@ -94,8 +94,8 @@ class GRPOConfig:
     """torch device; None takes the profile's."""
     run_dir: str | None = None
     """Folder for checkpoint/history/plot at the end; None writes only on interrupt."""
-    plot_keys: tuple[str, ...] = ("reward/mean", "eval/accuracy", "stats/entropy", "stats/kl",
-                                  "stats/clipfrac", "stats/completion_len")
+    plot_keys: tuple[str, ...] = ("reward/mean", "eval/accuracy", "stats/entropy", "stats/kl_k3_token",
+                                  "stats/clipfrac_one_sided", "stats/completion_len")
     """Metrics on the live plot."""
     plot_every: int = 5
     """Redraw the live plot every this many steps."""
@@ -253,7 +253,7 @@ class GRPOTrainer:
         t_rollout = time.perf_counter() - t0
         if not batches:  # dynamic sampling found no informative group: nothing to learn from this step
             metrics.update({"loss/policy": 0.0, "stats/grad_norm": 0.0, "stats/frac_valid_tokens": 0.0,
-                            "stats/clipfrac": 0.0, "stats/entropy": float("nan"), "stats/kl": float("nan"),
+                            "stats/clipfrac_one_sided": 0.0, "stats/entropy": float("nan"), "stats/kl_k3_token": float("nan"),
                             "stats/approx_kl": 0.0, "time/rollout_s": t_rollout, "time/update_s": 0.0})
             return metrics
         prepared = [self.prepare(ro, rw) for ro, rw in batches]
@@ -303,7 +303,7 @@ class GRPOTrainer:
         if batch["ref_logp"] is not None:
             with torch.no_grad():
                 kl = float((self.kl_k3(logp.detach(), batch["ref_logp"]) * mask).sum() / mask.sum().clamp(min=1))
-        return {**out, "stats/kl": kl}
+        return {**out, "stats/kl_k3_token": kl}
 
 
 def train_grpo(config: GRPOConfig | None = None, *, policy=None, tokenizer=None, task=None,

@@ -35,7 +35,7 @@ def update_stats(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.T
                  entropy: torch.Tensor | None = None) -> dict[str, float]:
     """Statistics of one update, means over the valid tokens of ``mask`` [B, T] (``logp``, ``old_logp`` [B, T]).
 
-    ``stats/clipfrac``: share of tokens whose ratio is clipped on the side that stops their gradient
+    ``stats/clipfrac_one_sided``: share of tokens whose ratio is clipped on the side that stops their gradient
     (below 1 - eps_low with A < 0, above 1 + eps_high with A > 0); ``stats/approx_kl``: mean of
     0.5 (logp - old_logp)^2 (Schulman 2020's k2) to the sampling policy; ``stats/entropy`` when ``entropy``
     [B, T] is given. ``advantages`` is [B] or [B, T]; ``importance_level="sequence"`` clips GSPO's row ratio.
@@ -49,7 +49,7 @@ def update_stats(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.T
     adv = advantages if advantages.ndim == 2 else advantages.unsqueeze(-1)  # (B, T) or (B, 1)
     clipped = ((ratio < 1 - eps_low) & (adv < 0)) | ((ratio > 1 + eps_high) & (adv > 0))  # (B, T)
     out = {"stats/frac_valid_tokens": float(m.sum() / m.numel()),
-           "stats/clipfrac": float((clipped.to(m.dtype) * m).sum() / denom),
+           "stats/clipfrac_one_sided": float((clipped.to(m.dtype) * m).sum() / denom),
            "stats/approx_kl": float((0.5 * (logp - old_logp) ** 2 * m).sum() / denom)}
     if entropy is not None:
         out["stats/entropy"] = float((entropy * m).sum() / denom)

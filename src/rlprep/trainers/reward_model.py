@@ -29,8 +29,8 @@ from torch import nn
 
 from rlprep.live import History, atomic_write_bytes, run_steps
 from rlprep.profiles import Profile, get_profile
-from rlprep.trainers.sequences import (autocast, encode_pairs, position_ids_from_mask, reference, resolve_device,
-                                       seed_everything)
+from rlprep.rollout import position_ids_from_mask
+from rlprep.trainers.sequences import autocast, encode_pairs, reference, resolve_device, seed_everything
 
 
 class RewardModel(nn.Module):
@@ -103,7 +103,7 @@ class RewardModelConfig:
     """torch device; None takes the profile's."""
     run_dir: str | None = None
     """Folder for checkpoint/history/plot; None writes only on interrupt."""
-    plot_keys: tuple[str, ...] = ("loss/bt", "rewards/accuracy", "eval/accuracy", "eval/pearson_gold")
+    plot_keys: tuple[str, ...] = ("loss/bt", "reward/rm_accuracy", "eval/accuracy", "eval/pearson_gold")
     """Metrics on the live plot."""
     plot_every: int = 10
     """Redraw the live plot every this many steps."""
@@ -226,8 +226,8 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
         grad_norm = float(torch.nn.utils.clip_grad_norm_(rm.parameters(), config.max_grad_norm))
         optimizer.step()
         r_c, r_r = r_c.detach(), r_r.detach()
-        metrics = {"loss/bt": float(loss.detach()), "rewards/accuracy": float((r_c > r_r).float().mean()),
-                   "rewards/margin": float((r_c - r_r).mean()), "stats/grad_norm": grad_norm}
+        metrics = {"loss/bt": float(loss.detach()), "reward/rm_accuracy": float((r_c > r_r).float().mean()),
+                   "reward/rm_margin": float((r_c - r_r).mean()), "stats/grad_norm": grad_norm}
         if step % config.eval_every == 0 or step == config.steps:
             metrics.update(evaluate_reward_model(rm, tokenizer, task, eval_pairs))
         return metrics

@@ -17,6 +17,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from rlprep.rollout import position_ids_from_mask
+
 
 def reference(module: str, name: str) -> Callable:
     """The reference implementation ``rlprep.algos.<module>.<name>`` (imported on first use)."""
@@ -36,11 +38,6 @@ def autocast(device: torch.device | str):
     if device.type == "cuda":
         return torch.autocast("cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
-
-
-def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
-    """``[B, L]`` positions counted from each row's first real token (left padding gets 0)."""
-    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
 
 
 def forward_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, n_last: int | None = None):

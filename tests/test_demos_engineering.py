@@ -20,10 +20,10 @@ def test_memory_rows_follow_zero_formulas_for_7b_on_8_gpus():
 
 
 def test_signature_averages_the_last_finite_values():
-    h = History([{"step": 1, "stats/kl": 1.0}, {"step": 2, "stats/kl": float("nan")}, {"step": 3, "stats/kl": 3.0},
-                 {"step": 4, "stats/kl": 5.0}])
-    s = signature(h, keys=("stats/kl", "reward/mean"), tail=2)
-    assert s["stats/kl"] == pytest.approx(4.0)
+    kl = "stats/kl_k3_token"
+    h = History([{"step": 1, kl: 1.0}, {"step": 2, kl: float("nan")}, {"step": 3, kl: 3.0}, {"step": 4, kl: 5.0}])
+    s = signature(h, keys=("stats/kl_k3_token", "reward/mean"), tail=2)
+    assert s["stats/kl_k3_token"] == pytest.approx(4.0)
     assert math.isnan(s["reward/mean"])
 
 

@@ -237,6 +237,6 @@ def test_lab03_demo_cells_run_the_learners_functions(monkeypatch):
         assert_labelled(plt.gcf())
     assert set(calls) == set(reference_functions("lab03_ppo_rlhf")), calls
     h = ns["history"]
-    assert not h.interrupted and len(h.series("stats/clipfrac")[1]) == ns["config"].steps
+    assert not h.interrupted and len(h.series("stats/clipfrac_two_sided")[1]) == ns["config"].steps
     assert sorted(ns["clip_runs"]) == [0.1, 0.2, 0.3] and [r["kl_coef"] for r in ns["rows"]] == [0.0, 0.05]
     plt.close("all")

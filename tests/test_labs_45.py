@@ -237,7 +237,7 @@ def test_lab04_demos_run_in_smoke(monkeypatch):
     assert figures and all(_labelled(f) for f in figures)
     # the implicit-reward margin grows while training: the learner's loss actually trains the policy
     h = rows[2]["history"]
-    assert h.last("rewards/margin") > 0
+    assert h.last("reward/implicit_margin") > 0
 
 
 def test_lab05_demos_run_in_smoke(monkeypatch):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rlprep.demos.stale_rollouts import StaleGRPOConfig, run_stale_grpo, token_loss
+from rlprep.algos.grpo import grpo_loss
+from rlprep.demos.stale_rollouts import StaleGRPOConfig, run_stale_grpo
+from rlprep.live import History
 
 
 @pytest.mark.parametrize("bad,match", [
@@ -22,18 +24,17 @@ def test_profiles_size_the_run():
     assert StaleGRPOConfig.for_profile("smoke", staleness=3).staleness == 3
 
 
-def test_token_loss_by_hand_and_its_gradient():
+def test_weighted_token_advantages_give_the_weighted_reinforce_gradient_by_hand():
+    """What the stale trainer hands ``grpo_loss``: advantages A_b * w_bt with logp_old = logp.detach() (ratio 1)."""
     logp = torch.tensor([[-1.0, -2.0], [-0.5, -3.0]], requires_grad=True)
     adv = torch.tensor([1.0, -2.0])
     mask = torch.tensor([[1.0, 1.0], [1.0, 0.0]])  # 3 valid tokens
     weights = torch.tensor([[0.5, 2.0], [1.0, 9.0]])  # the masked 9.0 must not count
-    loss = token_loss(logp, adv, mask, weights)
-    # -(0.5*1*-1 + 2*1*-2 + 1*-2*-0.5) / 3 = -(-0.5 - 4 + 1) / 3 = 3.5 / 3
-    assert float(loss.detach()) == pytest.approx(3.5 / 3)
+    loss = grpo_loss(logp, logp.detach(), adv.unsqueeze(1) * weights, mask)
+    # ratio 1 in value: -(0.5*1 + 2*1 + 1*-2) / 3
+    assert float(loss.detach()) == pytest.approx(-0.5 / 3)
     loss.backward()
     assert torch.allclose(logp.grad, torch.tensor([[-0.5, -2.0], [2.0, 0.0]]) / 3)  # -w A m / n
-    with pytest.raises(ValueError, match="advantages"):
-        token_loss(logp, adv[:1], mask, weights)
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +57,12 @@ def test_stale_run_lags_by_k_and_uses_the_injected_weights(sft):
     cfg = StaleGRPOConfig.for_profile("smoke", staleness=2, correction="tis", clip=1.5, steps=4, prompts_per_step=4,
                                       group_size=4, eval_every=100, eval_size=8, lr=1e-3)
     hist = run_stale_grpo(cfg, policy, tokenizer, importance_weights=spy_weights)
-    assert hist["step"] == [1, 2, 3, 4] and hist["eval/step"] == [0, 4]
-    kl = hist["stats/kl_behavior"]
+    assert isinstance(hist, History) and [r["step"] for r in hist] == [0, 1, 2, 3, 4]  # one format for every run
+    assert hist.series("eval/accuracy")[0] == [0, 4]
+    _, kl = hist.series("stats/kl_behavior")
+    _, ess = hist.series("stats/ess")
     # steps 1 and 2 sample with the initial weights, and step 1 updates those very weights: on-policy exactly
-    assert abs(kl[0]) < 1e-5 and hist["stats/ess"][0] == pytest.approx(1.0, abs=1e-6)
-    assert abs(kl[1]) > 1e-4 or hist["stats/ess"][1] < 1.0  # from step 2 on the sampler lags the learner
+    assert abs(kl[0]) < 1e-5 and ess[0] == pytest.approx(1.0, abs=1e-6)
+    assert abs(kl[1]) > 1e-4 or ess[1] < 1.0  # from step 2 on the sampler lags the learner
     assert calls.count(1.5) == 4 and calls.count(None) == 4  # truncated for the loss, raw for the ESS stats
-    assert all(0.0 <= f <= 1.0 for f in hist["stats/truncfrac"])
+    assert all(0.0 <= f <= 1.0 for f in hist.series("stats/truncfrac")[1])

@@ -12,7 +12,7 @@ from rlprep.live import History
 from rlprep.tinyworld import load_policy
 from rlprep.trainers.dpo import DPOConfig, beta_sweep, train_dpo
 
-LOGGED = ("loss/dpo", "rewards/accuracy", "logps/chosen", "logps/rejected")
+LOGGED = ("loss/dpo", "reward/implicit_accuracy", "logps/chosen", "logps/rejected")
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +45,12 @@ def test_loss_starts_at_ln2_then_implicit_accuracy_rises_and_ref_runs_once_per_p
     for key in LOGGED:
         assert all(key in r for r in rows), key
     assert rows[0]["loss/dpo"] == pytest.approx(math.log(2), abs=1e-5)  # policy == reference at step 0
-    assert "stats/kl" in h[0] and "reward/gold" in h[-1] and "stats/kl" in h[-1]
-    assert rows[0]["rewards/accuracy"] == 0.0  # implicit rewards are all 0 before the first update
-    last_two_epochs = [r["rewards/accuracy"] for r in rows[-6:]]  # each pair seen in 3 earlier steps
+    assert "stats/kl_k1_seq" in h[0] and "reward/gold" in h[-1] and "stats/kl_k1_seq" in h[-1]
+    assert rows[0]["reward/implicit_accuracy"] == 0.0  # implicit rewards are all 0 before the first update
+    last_two_epochs = [r["reward/implicit_accuracy"] for r in rows[-6:]]  # each pair seen in 3 earlier steps
     assert sum(last_two_epochs) / 6 > 0.7, last_two_epochs
     assert sum(r["loss/dpo"] for r in rows[-3:]) / 3 < math.log(2) - 0.2
-    assert sum(r["rewards/margin"] for r in rows[-6:]) / 6 > 0.5
+    assert sum(r["reward/implicit_margin"] for r in rows[-6:]) / 6 > 0.5
     assert h.meta["kl"] > 0  # the policy moved away from the reference
     # 12 steps x 16 pairs = 4 epochs over 48 pairs, but each pair's two reference rows were scored once
     assert h.meta["ref_forwards"] == 2 * 48
@@ -63,7 +63,7 @@ def test_a_sign_flipped_dpo_loss_drives_implicit_accuracy_down(sft):
         return -dpo_loss(*args, **kwargs)
 
     h = train_dpo(_small(), policy=policy, tokenizer=tokenizer, dpo_loss=flipped, live=False)
-    margins = [r["rewards/margin"] for r in h[-6:]]
+    margins = [r["reward/implicit_margin"] for r in h[-6:]]
     assert sum(margins) / 6 < 0, margins  # the implicit reward now prefers the rejected completions
     assert h[-1]["loss/dpo"] < -1.0  # -L is unbounded below: the run chases it and the policy degenerates
 

@@ -10,11 +10,12 @@ import torch
 from rlprep.algos.grpo import diagnose_zero_loss, grpo_loss
 from rlprep.live import History
 from rlprep.tinyworld import get_task, load_policy
-from rlprep.trainers.grpo import (GRPOConfig, reproduce_zero_loss, sample_success_rates, train_grpo,
-                                 zero_loss_stats)
+from rlprep.demos.zero_loss import reproduce_zero_loss, zero_loss_stats
+from rlprep.tinyworld.tasks.arithmetic import sample_success_rates
+from rlprep.trainers.grpo import GRPOConfig, train_grpo
 
 LOGGED = ("reward/mean", "loss/policy", "stats/grad_norm", "stats/frac_zero_std_groups", "stats/frac_valid_tokens",
-          "stats/clipfrac", "stats/entropy", "stats/kl", "stats/completion_len")
+          "stats/clipfrac_one_sided", "stats/entropy", "stats/kl_k3_token", "stats/completion_len")
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +67,7 @@ def test_smoke_run_logs_every_stat_and_diagnoses_on_policy_step_as_expected(sft)
     assert "eval/accuracy" in h[0] and "eval/accuracy" in h[-1]
     first = h[1]
     # on-policy, mu = 1, beta = 0: the ratio is exactly 1, nothing is clipped, and the gradient is not zero
-    assert first["stats/clipfrac"] == 0.0 and first["stats/approx_kl"] == 0.0 and first["stats/kl"] == 0.0
+    assert first["stats/clipfrac_one_sided"] == 0.0 and first["stats/approx_kl"] == 0.0 and first["stats/kl_k3_token"] == 0.0
     assert diagnose_zero_loss(zero_loss_stats(first, cfg)) == "expected"
 
 
@@ -115,7 +116,7 @@ def test_options_mu_gspo_dynamic_sampling_and_kl_run(sft):
     assert all(r["stats/groups_used"] <= cfg.prompts_per_step for r in rows)
     # mu = 2: the second pass is off-policy, so the policy has moved away from the sampler and the reference
     assert any(r["stats/approx_kl"] > 0 for r in rows)
-    assert rows[-1]["stats/kl"] > 0
+    assert rows[-1]["stats/kl_k3_token"] > 0
 
 
 @pytest.mark.parametrize("cause, label", [
@@ -187,7 +188,8 @@ def test_cpu_profile_gains_ten_points_of_held_out_accuracy():
 
 
 def test_warm_start_is_chosen_one_way_and_cli_overrides_are_typed():
-    from rlprep.trainers.grpo import _parse_overrides
+    from rlprep.errors import RlprepError
+    from rlprep.trainers.cli import parse_overrides
 
     with pytest.raises(ValueError, match="at most one of sft_steps"):
         GRPOConfig(sft_steps=100, sft_stop=50)
@@ -196,10 +198,15 @@ def test_warm_start_is_chosen_one_way_and_cli_overrides_are_typed():
     assert GRPOConfig.for_profile("cpu").sft_stop_accuracy is not None
     picked = GRPOConfig.for_profile("cpu", sft_stop=275)  # an explicit choice replaces the profile's
     assert picked.sft_stop == 275 and picked.sft_stop_accuracy is None
-    assert _parse_overrides(["lr=2e-4", "dynamic_sampling=true", "sft_steps=none", "steps=3"]) == {
-        "lr": 2e-4, "dynamic_sampling": True, "sft_steps": None, "steps": 3}
-    with pytest.raises(ValueError, match="GRPOConfig field"):
-        _parse_overrides(["learning_rate=1"])
+    assert parse_overrides(GRPOConfig, ["lr=2e-4", "dynamic_sampling=true", "sft_steps=none", "steps=3",
+                                        "plot_keys=reward/mean,eval/accuracy"]) == {
+        "lr": 2e-4, "dynamic_sampling": True, "sft_steps": None, "steps": 3,
+        "plot_keys": ("reward/mean", "eval/accuracy")}
+    with pytest.raises(RlprepError, match="GRPOConfig has no field 'learning_rate'"):
+        parse_overrides(GRPOConfig, ["learning_rate=1"])
+    for bad in ("steps=2.5", "steps=none", "dynamic_sampling=maybe", "lr=abc"):  # typed from the field, not guessed
+        with pytest.raises(RlprepError, match="must be"):
+            parse_overrides(GRPOConfig, [bad])
 
 
 def test_sft_stop_is_a_snapshot_of_the_full_run_not_a_shorter_run():
@@ -230,7 +237,7 @@ def test_sft_stop_is_a_snapshot_of_the_full_run_not_a_shorter_run():
 
 def test_sft_curve_reports_what_a_warm_start_would_offer():
     from rlprep.profiles import get_profile
-    from rlprep.trainers.grpo import sft_curve
+    from rlprep.tinyworld.warm_start import sft_curve
 
     rows = sft_curve(get_profile("smoke"), stop=20, every=10)
     assert [r["step"] for r in rows] == [10, 20]

@@ -45,11 +45,12 @@ def test_history_series_skips_missing_and_nan_and_roundtrips_json(tmp_path):
 
 
 def test_history_plot_has_titles_and_units():
-    h = History([{"step": i, "stats/kl": 0.1 * i, "reward/mean": i} for i in range(5)])
-    fig = h.plot(["stats/kl", "reward/mean"], title="run")
+    h = History([{"step": i, "stats/kl_k3_token": 0.1 * i, "reward/mean": i, "x/unlisted": i} for i in range(5)])
+    fig = h.plot(["stats/kl_k3_token", "reward/mean", "x/unlisted"], title="run")
     axes = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in axes] == ["stats/kl", "reward/mean"]
-    assert axes[0].get_ylabel() == "kl (nats)" and axes[0].get_xlabel() == "step"
+    assert [ax.get_title() for ax in axes] == ["stats/kl_k3_token", "reward/mean", "x/unlisted"]
+    assert axes[0].get_ylabel() == "kl_k3_token (nats / token)" and axes[0].get_xlabel() == "step"
+    assert axes[2].get_ylabel() == "unlisted"  # not in the table: no unit is made up
     with pytest.raises(ValueError, match="at least one metric"):
         h.plot(["step"])
 

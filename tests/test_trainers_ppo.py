@@ -14,7 +14,7 @@ from rlprep.tinyworld import load_policy
 from rlprep.trainers.ppo import PPOConfig, gae_tokens_from_rowwise, train_ppo
 from rlprep.trainers.reward_model import load_reward_model
 
-LOGGED = ("reward/rm", "reward/gold", "stats/kl", "stats/clipfrac", "stats/entropy", "loss/policy", "loss/value",
+LOGGED = ("reward/rm", "reward/gold", "stats/kl_k1_seq", "stats/clipfrac_two_sided", "stats/entropy", "loss/policy", "loss/value",
           "stats/approx_kl")
 
 
@@ -49,8 +49,8 @@ def _run(setup, **kw):
 def test_config_validation():
     with pytest.raises(ValueError, match="minibatch_size"):
         PPOConfig(batch_size=16, minibatch_size=5)
-    with pytest.raises(ValueError, match="lam"):
-        PPOConfig(lam=1.5)
+    with pytest.raises(ValueError, match="gae_lambda"):
+        PPOConfig(gae_lambda=1.5)
 
 
 def test_rowwise_gae_hook_matches_the_token_reference():
@@ -68,7 +68,7 @@ def test_smoke_run_logs_every_metric(setup):
     h = _run(setup, steps=2)
     for key in LOGGED:
         assert all(key in r for r in h[1:]), key
-    assert h[1]["stats/kl"] == pytest.approx(0.0, abs=1e-5)  # first rollouts come from the reference itself
+    assert h[1]["stats/kl_k1_seq"] == pytest.approx(0.0, abs=1e-5)  # first rollouts come from the reference itself
     assert {"gold_start", "gold_end", "gold_gain_se", "kl_end"} <= set(h.meta)
 
 

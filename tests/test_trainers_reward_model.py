@@ -92,7 +92,7 @@ def test_a_sign_flipped_loss_trains_the_rm_backwards(sft):
 
     cfg = RewardModelConfig.for_profile("smoke", steps=20, eval_every=20)
     _, h = train_reward_model(cfg, policy=policy, tokenizer=tokenizer, bradley_terry_loss=flipped, live=False)
-    assert not h.interrupted and {"loss/bt", "rewards/accuracy", "eval/pearson_gold"} <= set(h.keys())
+    assert not h.interrupted and {"loss/bt", "reward/rm_accuracy", "eval/pearson_gold"} <= set(h.keys())
     assert h.meta["accuracy"] < 0.4 and h.meta["pearson_gold"] < 0, h.meta
 
 

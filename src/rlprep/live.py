@@ -22,18 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-# Units shown on plot axes, by metric name (namespace stripped). Unknown keys get no unit.
-_UNITS = {
-    "kl": "nats", "approx_kl": "nats", "entropy": "nats / token", "completion_len": "tokens",
-    "logps/chosen": "nats", "logps/rejected": "nats", "dpo": "nats", "clipfrac": "fraction",
-    "accuracy": "fraction", "frac_zero_std_groups": "fraction", "frac_valid_tokens": "fraction",
-    "grad_norm": "L2 norm", "seconds": "s",
-}
-
-
-def _unit(key: str) -> str:
-    return _UNITS.get(key, _UNITS.get(key.split("/", 1)[-1], ""))
-
+from rlprep.metrics import unit as metric_unit
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` through a temp file in the same folder and ``os.replace``.
@@ -111,7 +100,7 @@ class History(list):
             ax.plot(steps, values, marker="." if len(values) < 30 else None)
             ax.set_title(key)
             ax.set_xlabel("step")
-            unit = _unit(key)
+            unit = metric_unit(key)  # from the one table of names and units, docs/metrics.md
             ax.set_ylabel(f"{key.split('/', 1)[-1]}" + (f" ({unit})" if unit else ""))
             ax.grid(alpha=0.3)
         for ax in list(axes.flat)[len(keys):]:

@@ -43,6 +43,22 @@ class Rollout:
 
 
 
+def select_rows(rollout: Rollout, rows: torch.Tensor) -> Rollout:
+    """A copy of ``rollout`` holding only ``rows`` ([n] long indices into B), in that order."""
+    import copy
+
+    picked = copy.copy(rollout)
+    for name in ("input_ids", "attention_mask", "completion_ids", "completion_mask", "logprobs"):
+        value = getattr(rollout, name, None)
+        if isinstance(value, torch.Tensor):
+            setattr(picked, name, value[rows.to(value.device)])  # (n, ...)
+    for name in ("texts", "prompts"):
+        value = getattr(rollout, name, None)
+        if isinstance(value, list):
+            setattr(picked, name, [value[i] for i in rows.tolist()])
+    return picked
+
+
 def kv_cache_name(model) -> str:
     """The keyword (and output field) that carries the KV cache: transformers 5.20+ calls it ``cache``; earlier
     5.x releases, such as the 5.17 on our GPU image, ``past_key_values``."""

@@ -11,19 +11,21 @@ One step:
    - ``"turn"``: per-turn credit. Turn k gets its reward-to-go G_k = Σ_{j≥k} r_j minus the mean G_k of the
      group's episodes that reached turn k (a per-turn baseline), divided by the batch std. A turn is credited
      only with what happened from it onwards (REINFORCE with reward-to-go, Williams 1992);
-4. one gradient step on ``grpo_loss`` (``rlprep.algos.grpo``) over **action tokens only**: observation tokens
-   are masked out. Per-token advantages fit ``grpo_loss``'s ``[B]`` contract by flattening to one row per
-   token; with token aggregation the loss is Σ_t m_t·(−ρ_t A_t) / Σ_t m_t either way.
+4. one gradient step over **action tokens only** (observation tokens are masked out), through
+   ``rlprep.trainers.grpo_update.grpo_update``, the update every GRPO loop of the package shares:
+   ``grpo_loss`` (``rlprep.algos.grpo``) with per-token advantages ``[B, T]`` and token aggregation,
+   Σ_t m_t·(−ρ_t A_t) / Σ_t m_t, then a clipped AdamW step.
 
-Metrics per step (flat, namespaced): ``reward/proxy`` (mean return under the spec), ``reward/gold`` (success
-rate of the batch), ``stats/turns``, ``stats/valid_actions``, ``loss/policy``, ``stats/grad_norm``.
+Metrics per step (flat, namespaced; a :class:`~rlprep.live.History` like every GRPO run): ``reward/proxy`` (mean
+return under the spec), ``reward/gold`` (success rate of the batch), ``stats/turns``, ``stats/valid_actions``,
+``loss/policy``, ``stats/grad_norm`` and the other :func:`~rlprep.trainers.grpo_update.update_stats`.
 """
 
 from __future__ import annotations
 
 import copy
 import random
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
@@ -31,8 +33,10 @@ import torch
 from rlprep.agentic.episodes import (Episode, TranscriptBatch, broadcast_turn_values, check_reward_spec, play,
                                      reward_matrix, transcript_batch)
 from rlprep.algos.grpo import group_advantages, grpo_loss
+from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, get_profile
 from rlprep.rollout import token_logprobs
+from rlprep.trainers.grpo_update import grpo_update
 
 CREDITS = ("trajectory", "turn")
 
@@ -156,6 +160,13 @@ ADVANTAGES = {"trajectory": trajectory_advantages, "turn": turn_advantages}
 """Credit-assignment rules, keyed by ``AgenticConfig.credit``."""
 
 
+def action_logprobs(model, batch: TranscriptBatch, token_advantages: torch.Tensor):
+    """``(logp, mask, advantages)``, each ``[B, L-1]`` and aligned with the predicted tokens 1..L-1: log-probs
+    under ``model`` (with grad), the action mask (observations are 0) and the tokens' advantages."""
+    logp = token_logprobs(model, batch.input_ids, batch.attention_mask)  # (B, L-1): log p(token t+1)
+    return logp, batch.action_mask[:, 1:].float(), token_advantages[:, 1:]  # (B, L-1) each
+
+
 def policy_loss(model, batch: TranscriptBatch, token_advantages: torch.Tensor) -> torch.Tensor:
     """On-policy clipped surrogate over action tokens (ratio = 1 in value, gradient = REINFORCE).
 
@@ -166,11 +177,8 @@ def policy_loss(model, batch: TranscriptBatch, token_advantages: torch.Tensor) -
     Returns:
         Scalar loss = Σ_t m_t · (−ρ_t A_t) / Σ_t m_t over action tokens t (``grpo_loss``, token aggregation).
     """
-    logp = token_logprobs(model, batch.input_ids, batch.attention_mask)  # (B, L-1): log p(token t+1)
-    mask = batch.action_mask[:, 1:].float()  # (B, L-1) aligned with the predicted tokens
-    adv = token_advantages[:, 1:]  # (B, L-1)
-    flat_logp = logp.reshape(-1, 1)  # (B*(L-1), 1): one row per token
-    return grpo_loss(flat_logp, flat_logp.detach(), adv.reshape(-1), mask.reshape(-1, 1), aggregation="token")
+    logp, mask, adv = action_logprobs(model, batch, token_advantages)  # (B, L-1) each
+    return grpo_loss(logp, logp.detach(), adv, mask, aggregation="token")
 
 
 # ------------------------------------------------------------------------------------------------ loop
@@ -186,7 +194,7 @@ def episode_stats(episodes: list[Episode], spec: dict[str, float]) -> dict[str, 
     }
 
 
-def train(config: AgenticConfig, model, tokenizer, *, callback=None) -> tuple[object, list[dict]]:
+def train(config: AgenticConfig, model, tokenizer, *, callback=None) -> tuple[object, History]:
     """Train a copy of ``model`` with multi-turn policy gradient; the input model is not modified.
 
     Args:
@@ -195,38 +203,36 @@ def train(config: AgenticConfig, model, tokenizer, *, callback=None) -> tuple[ob
         callback: optional ``f(step, row)`` called after each step (e.g. to print or plot).
 
     Returns:
-        ``(trained_model, history)``; history is a list of per-step metric dicts (key ``step`` included).
+        ``(trained_model, history)``; the history holds one row per step (``step`` = 1, 2, ...). A KeyboardInterrupt
+        ends the run after the step in flight and keeps what was trained (``history.interrupted``).
     """
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     policy = copy.deepcopy(model)
     optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=0.0)
-    history = []
-    for step in range(config.steps):
+
+    def step_fn(step: int) -> dict:
         if config.target_seeds:
-            pool = config.target_seeds
-            targets = [pool[(step * config.targets_per_step + j) % len(pool)] for j in range(config.targets_per_step)]
+            pool, n = config.target_seeds, config.targets_per_step
+            targets = [pool[((step - 1) * n + j) % len(pool)] for j in range(n)]
         else:
             targets = [rng.randrange(10**8) for _ in range(config.targets_per_step)]
         seeds = [t for t in targets for _ in range(config.group_size)]  # groups consecutive
         policy.eval()
         episodes = play(policy, tokenizer, seeds, max_turns=config.max_turns, temperature=config.temperature,
-                        sample_seed=config.seed * 100003 + step)
+                        sample_seed=config.seed * 100003 + step - 1)
         rewards, turn_mask = reward_matrix(episodes, config.reward)  # (B, K)
         turn_adv = ADVANTAGES[config.credit](rewards, turn_mask, config.group_size, config.adv_eps)  # (B, K)
         batch = transcript_batch(tokenizer, episodes)
-        token_adv = broadcast_turn_values(turn_adv, batch.turn_index)  # (B, L)
         policy.train()
-        loss = policy_loss(policy, batch, token_adv)
-        optimizer.zero_grad()
-        loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
-        optimizer.step()
-        row = {"step": step, **episode_stats(episodes, config.reward), "loss/policy": float(loss.detach()),
-               "stats/grad_norm": float(grad_norm)}
-        history.append(row)
-        if callback is not None:
-            callback(step, row)
+        logp, mask, adv = action_logprobs(policy, batch, broadcast_turn_values(turn_adv, batch.turn_index))
+        update = grpo_update(policy, optimizer, logp, logp.detach(), adv, mask, aggregation="token",
+                             max_grad_norm=config.max_grad_norm)
+        return {**episode_stats(episodes, config.reward), **update}
+
+    history = run_steps(step_fn, config.steps, model=policy, desc=f"agentic credit={config.credit}", live=False,
+                        callbacks=[lambda step, row, _history: callback(step, row)] if callback else (),
+                        history=History(meta={"config": asdict(config), "trainer": "agentic"}), start_step=1)
     policy.eval()
     return policy, history
 

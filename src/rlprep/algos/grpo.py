@@ -72,31 +72,36 @@ def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
 def grpo_loss(
     logp_new: torch.Tensor, logp_old: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor,
     eps_low: float = 0.2, eps_high: float = 0.2, beta: float = 0.0, ref_logp: torch.Tensor | None = None,
-    aggregation: str = "token",
+    aggregation: str = "token", importance_level: str = "token",
 ) -> torch.Tensor:
     """GRPO clipped surrogate with optional k3 KL, aggregated per token (DAPO) or per sequence (GRPO).
 
     Per token: -min(rho A, clip(rho, 1 - eps_low, 1 + eps_high) A) + beta * k3, rho = exp(logp_new - logp_old).
     GRPO (arXiv 2402.03300), Eq. 3 with the k3 KL of Eq. 4; clip-higher (eps_high > eps_low) and the token-level
-    aggregation are DAPO's (Yu et al. 2025, arXiv 2503.14476, Eq. 8). ``logp_old`` and ``advantages`` are constants.
+    aggregation are DAPO's (Yu et al. 2025, arXiv 2503.14476, Eq. 8). ``importance_level="sequence"`` replaces
+    every token's rho by its row's GSPO ratio exp(masked mean of logp_new - logp_old) (Zheng et al. 2025,
+    arXiv 2507.18071, Eq. 7); the k3 KL always uses the real per-token ``logp_new``.
+    ``logp_old`` and ``advantages`` are constants.
 
     Args:
         logp_new: [B, T] log-probs under the current policy (carries the gradient).
         logp_old: [B, T] log-probs under the sampling policy.
-        advantages: [B] one advantage per completion, broadcast over its tokens.
+        advantages: [B] one advantage per completion, broadcast over its tokens, or [B, T] one per token.
         mask: [B, T] 1 on valid completion tokens.
         eps_low, eps_high: clip range [1 - eps_low, 1 + eps_high].
         beta: KL coefficient >= 0; ref_logp [B, T] is required when beta > 0.
         aggregation: "token" = sum over all valid tokens / number of valid tokens (DAPO; TRL "bnpo", and
             TRL "dapo" on a single batch); "sequence" = mean over rows of each row's masked mean (GRPO; TRL "grpo").
+        importance_level: "token" (GRPO) or "sequence" (GSPO; TRL ``importance_sampling_level``).
 
     Returns:
         Scalar tensor; 0 when no token is valid (denominators clamped at 1, as TRL).
     """
     if logp_new.ndim != 2 or not (logp_new.shape == logp_old.shape == mask.shape) \
-            or advantages.shape != logp_new.shape[:1]:
-        raise ValueError(f"need logp_new, logp_old, mask [B, T] and advantages [B]; got {tuple(logp_new.shape)}, "
-                         f"{tuple(logp_old.shape)}, {tuple(mask.shape)}, {tuple(advantages.shape)}")
+            or advantages.shape not in (logp_new.shape[:1], logp_new.shape):
+        raise ValueError(f"need logp_new, logp_old, mask [B, T] and advantages [B] or [B, T]; got "
+                         f"{tuple(logp_new.shape)}, {tuple(logp_old.shape)}, {tuple(mask.shape)}, "
+                         f"{tuple(advantages.shape)}")
     valid = mask.bool()
     if torch.isnan(logp_new[valid]).any() or torch.isnan(logp_old[valid]).any() or torch.isnan(advantages).any():
         raise ValueError("logp_new, logp_old or advantages contain NaN: check the forward pass and group_advantages")
@@ -104,14 +109,19 @@ def grpo_loss(
         raise ValueError(f"eps_low, eps_high and beta must be >= 0; got {eps_low}, {eps_high}, {beta}")
     if beta > 0 and (ref_logp is None or ref_logp.shape != logp_new.shape):
         raise ValueError("beta > 0 needs ref_logp with the same [B, T] shape as logp_new")
-    ratio = torch.exp(logp_new - logp_old.detach())  # (B, T)
-    adv = advantages.detach().unsqueeze(1)  # (B, 1), broadcast over tokens
+    m = mask.to(logp_new.dtype)
+    log_ratio = torch.where(valid, logp_new - logp_old.detach(), torch.zeros_like(logp_new))  # (B, T)
+    if importance_level == "sequence":  # one length-normalised log-ratio per row, shared by its tokens
+        log_ratio = (log_ratio.sum(dim=1, keepdim=True) / m.sum(dim=1, keepdim=True).clamp(min=1.0)).expand_as(m)
+    elif importance_level != "token":
+        raise ValueError(f"importance_level must be 'token' or 'sequence', got {importance_level!r}")
+    ratio = torch.exp(log_ratio)  # (B, T)
+    adv = advantages.detach() if advantages.ndim == 2 else advantages.detach().unsqueeze(1)  # (B, T) or (B, 1)
     clipped_ratio = torch.clamp(ratio, 1 - eps_low, 1 + eps_high)
     per_token = -torch.min(ratio * adv, clipped_ratio * adv)  # (B, T)
     if beta > 0:
         log_r = ref_logp.detach() - logp_new  # (B, T), k3 = exp(log_r) - log_r - 1
         per_token = per_token + beta * (torch.exp(log_r) - log_r - 1)
-    m = mask.to(per_token.dtype)
     masked = torch.where(m > 0, per_token, torch.zeros_like(per_token))  # padding never leaks into the value, even as NaN
     aggregations = {
         "token": lambda: masked.sum() / m.sum().clamp(min=1.0),

@@ -104,11 +104,9 @@ def _run_stale(profile, dry_run: bool) -> dict:
     row = {"wall_s": time.perf_counter() - t0, "steps": overrides["steps"], "planned_steps": overrides["steps"],
            "stopped_at_budget": False}
     for (k, correction), h in runs.items():
-        acc = h.get("eval/accuracy") or [float("nan")]
-        row[f"accuracy_end k={k} {correction}"] = acc[-1]
-    k0 = runs.get((0, "none"), {})
-    row["curve"] = {"key": "eval/accuracy (k=0)", "steps": list(k0.get("eval/step", [])),
-                    "values": list(k0.get("eval/accuracy", []))}
+        row[f"accuracy_end k={k} {correction}"] = h.last("eval/accuracy")
+    steps, values = runs[(0, "none")].series("eval/accuracy") if (0, "none") in runs else ([], [])
+    row["curve"] = {"key": "eval/accuracy (k=0)", "steps": steps, "values": values}
     return row
 
 

@@ -26,7 +26,8 @@ def bench_steps(profile, device, repeats: int, warmup: int, notes: list[str]) ->
 def bench_grpo_steps(profile, device, repeats: int, warmup: int = 2) -> dict:
     """Our GRPOTrainer.step vs TRL's GRPOTrainer: 8 prompts x 8 completions, 6 new tokens, beta 0, mu 1."""
     from rlprep.tinyworld import get_task
-    from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer, load_warm_start
+    from rlprep.tinyworld.warm_start import load_warm_start
+    from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer
 
     N, G, C, lr = 8, 8, 6, 1e-4
     policy, tok = load_warm_start(profile)

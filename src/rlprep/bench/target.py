@@ -23,7 +23,9 @@ def bench_time_to_target(profile, device, seconds: float, points: float, eval_ev
     (evaluation excluded), bounded by ``seconds``.
     """
     from rlprep.tinyworld import get_task
-    from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer, evaluate_accuracy, load_warm_start
+    from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
+    from rlprep.tinyworld.warm_start import load_warm_start
+    from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer
 
     N, G, C, lr, n_eval = 8, 8, 6, 1e-4, 200
     sft_steps = sft_steps if sft_steps is not None else TARGET_SFT_STEPS.get(profile.name)

@@ -14,11 +14,11 @@ from rlprep.memory import GB, training_memory
 PANELS: tuple[tuple[str, str, str], ...] = (
     ("reward/mean", "reward (fraction correct)",
      "rises then flattens; a sudden jump with flat held-out accuracy = hacking or a verifier bug"),
-    ("stats/kl", "KL to reference (nats/token, k3)",
+    ("stats/kl_k3_token", "KL to reference (nats/token, k3)",
      "grows slowly; exponential growth = learning rate too high or KL term off"),
     ("stats/entropy", "entropy (nats/token)",
      "falls gently; a crash to 0 = collapse (no exploration), a sharp rise = the policy turning noisy (lr)"),
-    ("stats/clipfrac", "clip fraction",
+    ("stats/clipfrac_one_sided", "clip fraction",
      "small; a large or growing fraction = updates too large for the trust region"),
     ("stats/grad_norm", "grad norm (pre-clip)",
      "stable; spikes = instability, look at the batch that caused them"),
@@ -122,7 +122,7 @@ def plot_dashboard(histories: dict, title: str, panels=PANELS, ncols: int = 3):
     return fig
 
 
-def signature(history, keys=("reward/mean", "stats/kl", "stats/entropy", "stats/clipfrac", "stats/grad_norm",
+def signature(history, keys=("reward/mean", "stats/kl_k3_token", "stats/entropy", "stats/clipfrac_one_sided", "stats/grad_norm",
                              "stats/completion_len"), tail: int = 3) -> dict[str, float]:
     """The mean of the last ``tail`` finite values of each key: a run's end state for a troubleshooting table."""
     out = {}

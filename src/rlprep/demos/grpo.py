@@ -5,8 +5,8 @@ Papers: GRPO (Shao et al. 2024, arXiv 2402.03300, Eq. 3); GAE (Schulman et al. 2
 DAPO clip-higher (Yu et al. 2025, arXiv 2503.14476, Sec. 3.1); entropy mechanism (Cui et al. 2025,
 arXiv 2505.22617, the covariance form of the entropy change); GSPO (Zheng et al. 2025, arXiv 2507.18071).
 
-Also lab05_grpo's demo helper :func:`ratio_spread`: it takes a few GRPO updates on one batch and returns per-token
-ratios and GSPO's sequence ratios of the same samples (W20).
+Also lab05_grpo's demo helper :func:`ratio_spread`: it takes a few GRPO updates on one batch (through
+``GRPOTrainer``) and returns per-token ratios and GSPO's sequence ratios of the same samples (W20).
 """
 
 from __future__ import annotations
@@ -199,53 +199,41 @@ def ratio_spread(policy, tokenizer, task, config, *, group_advantages: Callable 
                  seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """``n_updates`` GRPO gradient steps on one sampled batch, then the ratios against the sampling policy.
 
+    The batch is sampled, prepared and updated by a ``GRPOTrainer`` (``sample``, ``prepare``, ``update``: the
+    package's one GRPO loop), with the batch's log-probs under the sampling policy as ``logp_old``.
+
     Args:
         policy, tokenizer, task: the arithmetic policy (trained in place: pass a copy), its tokenizer and task.
         config: a ``GRPOConfig`` (prompts_per_step, group_size, max_new_tokens, temperature, lr, eps_low/high,
-            scale_rewards, aggregation are used).
-        group_advantages, grpo_loss: the functions to use (default: the references); ``kl_k3`` is unused
-            (accepted so a lab can pass the same dict of functions everywhere).
+            scale_rewards, aggregation, max_grad_norm are used; no KL, no dynamic sampling).
+        group_advantages, grpo_loss, kl_k3: the functions to use (default: the references); ``kl_k3`` only feeds
+            the trainer's logs (accepted so a lab can pass the same dict of functions everywhere).
         n_updates: gradient steps on the batch (>= 1; more steps = more off-policy = wider spread).
 
     Returns:
         ``(token_ratios [n_valid_tokens], sequence_ratios [n_rows_with_a_valid_token])``, both detached, on CPU.
     """
-    from rlprep.algos import grpo as ref
-    from rlprep.profiles import get_profile
-    from rlprep.rollout import generate
-    from rlprep.trainers.sequences import completion_logprobs, resolve_device
+    from dataclasses import replace
+
+    from rlprep.trainers.grpo import GRPOTrainer
+    from rlprep.trainers.sequences import completion_logprobs
 
     if n_updates < 1:
         raise ValueError(f"n_updates must be >= 1, got {n_updates}")
-    group_advantages = group_advantages or ref.group_advantages
-    grpo_loss = grpo_loss or ref.grpo_loss
-    device = resolve_device(config.device, get_profile(config.profile))
-    policy = policy.to(device)
-    prompts = [ex.prompt for ex in task.sample(config.prompts_per_step, split="train", seed=seed)]
-    repeated = [p for p in prompts for _ in range(config.group_size)]  # (N*G,) consecutive groups
-    policy.eval()
+    cfg = replace(config, num_iterations=n_updates, beta=0.0, log_kl=False, dynamic_sampling=False,
+                  mask_truncated=False, eval_size=1, seed=seed, run_dir=None)
+    trainer = GRPOTrainer(cfg, policy, tokenizer, task, group_advantages=group_advantages, grpo_loss=grpo_loss,
+                          kl_k3=kl_k3)
+    prompts = [ex.prompt for ex in task.sample(cfg.prompts_per_step, split="train", seed=seed)]
+    batch = trainer.prepare(*trainer.sample(prompts))
+    ids, attn, mask, C = batch["input_ids"], batch["attention_mask"], batch["mask"], batch["C"]
     with torch.no_grad():
-        out = generate(policy, tokenizer, repeated, max_new_tokens=config.max_new_tokens,
-                       temperature=config.temperature, seed=seed)
-    policy.train()
-    rewards = torch.tensor([float(task.reward(p, t)) for p, t in zip(repeated, out.texts)], device=device)  # (N*G,)
-    advantages = group_advantages(rewards, config.group_size, scale=config.scale_rewards).detach().float()  # (B,)
-    ids, attn = out.input_ids.to(device), out.attention_mask.to(device)
-    mask = out.completion_mask.to(device).float()  # (B, C)
-    C = out.completion_ids.shape[1]
-    with torch.no_grad():
-        old = completion_logprobs(policy, ids, attn, C)  # (B, C) the sampling policy
-    optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=0.0)
+        batch["old_logp"] = completion_logprobs(trainer.policy, ids, attn, C)  # (B, C) the sampling policy
     for _ in range(n_updates):
-        new = completion_logprobs(policy, ids, attn, C)  # (B, C)
-        loss = grpo_loss(new, old, advantages, mask, eps_low=config.eps_low, eps_high=config.eps_high,
-                         aggregation=config.aggregation)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        trainer.update(batch)
     with torch.no_grad():
-        new = completion_logprobs(policy, ids, attn, C)  # (B, C)
-        token_ratios = torch.exp(new - old)[mask.bool()]  # (n_valid,)
+        new = completion_logprobs(trainer.policy, ids, attn, C)  # (B, C)
+        token_ratios = torch.exp(new - batch["old_logp"])[mask.bool()]  # (n_valid,)
         rows = mask.sum(-1) > 0  # (B,)
-        seq_ratios = ref.gspo_sequence_ratio(new, old, mask)[rows]  # (n_rows,)
+        seq_ratios = gspo_sequence_ratio(new, batch["old_logp"], mask)[rows]  # (n_rows,)
     return token_ratios.float().cpu(), seq_ratios.float().cpu()

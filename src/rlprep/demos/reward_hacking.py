@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         print("    samples: " + " | ".join(r["samples"][:4]))
     print(f"wall {time.perf_counter() - t0:.0f} s")
     if args.json:
-        keys = ("reward/rm", "reward/gold", "stats/kl", "text/chars", "text/intensifiers", "text/repeats",
+        keys = ("reward/rm", "reward/gold", "stats/kl_k1_seq", "text/chars", "text/intensifiers", "text/repeats",
                 "text/parse_rate", "eval/gold", "eval/gold_se", "eval/rm")
         with open(args.json, "w") as f:
             json.dump([{**{k: v for k, v in r.items() if k not in ("history",)},

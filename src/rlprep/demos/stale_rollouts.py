@@ -12,6 +12,9 @@ gradient is taken at π_θ. Two updates on the same stale batch:
   RL Training"). With ``clip=None`` it is plain per-token IS.
 
 Advantages are GRPO's group-normalised rewards (Shao et al. 2024, arXiv 2402.03300, Eq. 3), one per completion.
+The run is a :class:`~rlprep.trainers.grpo.GRPOTrainer` (the package's one GRPO loop) whose sampler lags the
+policy and whose per-token advantages ``[B, C]`` are ``A_b · w_bt``; with μ = 1 and β = 0, ``grpo_loss``'s
+gradient is then exactly the weighted REINFORCE estimate ``-Σ w A ∇log π_θ / n`` (the ratio is 1 in value).
 The weights come from ``importance_weights`` (lab06's graded function, injectable). Logged per step:
 ``reward/mean``, ``loss/policy``, ``stats/kl_behavior`` (mean over valid tokens of log μ − log π_θ, the k1
 estimate of KL(μ‖π_θ) on samples from μ), ``stats/ess`` (effective sample size of the untruncated token
@@ -26,58 +29,45 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
 import torch
 
+from rlprep.live import History
 from rlprep.profiles import Profile, get_profile
+from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer, train_grpo
+from rlprep.trainers.sequences import completion_logprobs, frozen_copy, reference
 
 CORRECTIONS = ("none", "tis")
 
 
 @dataclass
-class StaleGRPOConfig:
-    """One stale-rollout GRPO run. ``StaleGRPOConfig.for_profile("cpu", staleness=4)`` gives the lab's budget."""
+class StaleGRPOConfig(GRPOConfig):
+    """A GRPO run on k-step-stale rollouts. ``StaleGRPOConfig.for_profile("cpu", staleness=4)`` gives the lab's
+    budget; every other field is :class:`GRPOConfig`'s (μ = 1, β = 0 and token aggregation are assumed)."""
 
-    profile: str = "smoke"
-    """Profile the arithmetic SFT policy is built for."""
     staleness: int = 0
     """k: the rollouts of step s are sampled by the policy after step s - k (0 = on-policy)."""
     correction: str = "none"
     """``"none"`` (treat stale samples as on-policy) or ``"tis"`` (truncated importance weights per token)."""
     clip: float | None = 2.0
     """Truncation level C of the TIS weights; None = untruncated IS. Ignored when ``correction="none"``."""
-    steps: int = 10
-    """Optimizer steps."""
-    prompts_per_step: int = 8
-    """Distinct prompts per step (N)."""
-    group_size: int = 8
-    """Completions per prompt (G >= 2); the advantage baseline is the group mean."""
-    max_new_tokens: int = 6
-    """Completion budget in tokens."""
     lr: float = 3e-4
     """AdamW learning rate (constant). Staleness matters more the further each step moves the policy."""
-    max_grad_norm: float = 1.0
-    """Gradient clipping threshold."""
-    eval_every: int = 5
-    """Greedy held-out accuracy every this many steps (and at the start and the end)."""
     eval_size: int = 100
     """Held-out prompts for ``eval/accuracy``."""
-    seed: int = 0
-    """Seeds prompts, sampling and torch; runs that differ only in ``correction`` see the same prompts."""
+    log_kl: bool = False
+    """No KL to the SFT reference (β = 0): the mismatch that matters here is ``stats/kl_behavior``."""
+    plot_keys: tuple[str, ...] = ("reward/mean", "eval/accuracy", "stats/kl_behavior", "stats/ess")
+    """Metrics on the live plot."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         checks = [
             (self.staleness >= 0, f"staleness must be >= 0, got {self.staleness}"),
             (self.correction in CORRECTIONS, f"correction must be one of {CORRECTIONS}, got {self.correction!r}"),
             (self.clip is None or self.clip > 0, f"clip must be > 0 or None, got {self.clip}"),
             (self.steps >= 1, f"steps must be >= 1, got {self.steps}"),
-            (self.prompts_per_step >= 1, f"prompts_per_step must be >= 1, got {self.prompts_per_step}"),
-            (self.group_size >= 2, f"group_size must be >= 2 (a group of 1 has no baseline), got {self.group_size}"),
-            (self.max_new_tokens >= 1, f"max_new_tokens must be >= 1, got {self.max_new_tokens}"),
-            (self.lr > 0, f"lr must be > 0, got {self.lr}"),
-            (self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}"),
-            (self.eval_every >= 1, f"eval_every must be >= 1, got {self.eval_every}"),
-            (self.eval_size >= 1, f"eval_size must be >= 1, got {self.eval_size}"),
+            ((self.num_iterations, self.beta, self.dynamic_sampling) == (1, 0.0, False),
+             "stale rollouts assume num_iterations=1, beta=0 and no dynamic sampling"),
         ]
         for ok, message in checks:
             if not ok:
@@ -98,119 +88,73 @@ class StaleGRPOConfig:
         return cls(profile=p.name, **base)
 
 
-def token_loss(logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor):
-    """Importance-weighted policy-gradient surrogate, averaged over valid tokens.
+class StaleGRPOTrainer(GRPOTrainer):
+    """:class:`GRPOTrainer` whose rollouts come from the policy of ``staleness`` steps ago (the behaviour policy μ),
+    each token's advantage weighted by its (truncated) importance ratio π_θ/μ when ``correction="tis"``."""
 
-    ``-Σ_{b,t} w_bt · A_b · log π_θ(y_bt) · m_bt / Σ m``; its gradient is the (weighted) REINFORCE estimate.
+    def __init__(self, config: StaleGRPOConfig, policy=None, tokenizer=None, task=None, *,
+                 importance_weights: Callable | None = None, group_advantages: Callable | None = None):
+        super().__init__(config, policy, tokenizer, task, group_advantages=group_advantages)
+        self.importance_weights = importance_weights or reference("importance_sampling", "importance_weights")
+        self.behavior = frozen_copy(self.policy)
+        # snapshots[0] is the policy after step s - k: the one that samples step s's rollouts
+        self.snapshots = deque([copy.deepcopy(self.policy.state_dict())], maxlen=config.staleness + 1)
+        self._stale_stats: dict[str, float] = {}
 
-    Args:
-        logp: [B, C] log π_θ of the sampled tokens (with grad).
-        advantages: [B] one advantage per completion.
-        mask: [B, C] 1 on valid completion tokens.
-        weights: [B, C] importance weights (no grad); ones for an uncorrected update.
-    """
-    if not (logp.shape == mask.shape == weights.shape) or advantages.shape != logp.shape[:1]:
-        raise ValueError(f"need logp, mask, weights [B, C] and advantages [B]; got {tuple(logp.shape)}, "
-                         f"{tuple(mask.shape)}, {tuple(weights.shape)}, {tuple(advantages.shape)}")
-    per_token = -weights.detach() * advantages.unsqueeze(-1) * logp * mask  # (B, C)
-    return per_token.sum() / mask.sum().clamp(min=1)
+    def sampler(self):
+        self.behavior.load_state_dict(self.snapshots[0])
+        return self.behavior
+
+    @torch.no_grad()
+    def prepare(self, rollout, rewards) -> dict:
+        batch = super().prepare(rollout, rewards)
+        batch["behavior_logp"] = completion_logprobs(self.behavior, batch["input_ids"], batch["attention_mask"],
+                                                     batch["C"])  # (B, C) log μ
+        return batch
+
+    @torch.no_grad()
+    def token_advantages(self, batch: dict, logp: torch.Tensor) -> torch.Tensor:
+        """``[B, C]``: A_b · w_bt, with w = ``importance_weights(log π_θ, log μ, clip)`` (tis) or 1 (none)."""
+        cfg, valid = self.config, batch["mask"].bool()  # (B, C)
+        target, behavior = logp.detach()[valid], batch["behavior_logp"][valid]  # (n,) each
+        raw = torch.as_tensor(self.importance_weights(target, behavior)).double()  # (n,) untruncated
+        weights = torch.ones_like(logp)  # (B, C)
+        if cfg.correction == "tis":
+            weights[valid] = torch.as_tensor(self.importance_weights(target, behavior, clip=cfg.clip),
+                                             dtype=weights.dtype, device=weights.device)
+        self._stale_stats = {"stats/kl_behavior": float((behavior - target).mean()),
+                             "stats/ess": float(raw.sum() ** 2 / (raw.numel() * (raw ** 2).sum())),
+                             "stats/weight_max": float(raw.max()),
+                             "stats/truncfrac": float((raw > cfg.clip).double().mean()) if cfg.clip else 0.0}
+        return batch["advantages"].unsqueeze(1) * weights  # (B, C)
+
+    def update(self, batch: dict) -> dict[str, float]:
+        return {**super().update(batch), **self._stale_stats}
+
+    def step(self) -> dict[str, float]:
+        row = super().step()
+        self.snapshots.append(copy.deepcopy(self.policy.state_dict()))
+        return row
 
 
 def run_stale_grpo(config: StaleGRPOConfig, policy=None, tokenizer=None, task=None, *,
                    importance_weights: Callable | None = None, group_advantages: Callable | None = None,
-                   progress: bool = False) -> dict[str, list[float]]:
+                   progress: bool = False) -> History:
     """Train ``policy`` (default: a fresh arithmetic SFT policy of the profile) on k-step-stale rollouts.
 
-    Returns a flat history ``{metric: [value per step]}`` plus ``"step"`` and ``"eval/step"``; the policy is
-    trained in place. ``importance_weights(logp_target, logp_behavior, clip)`` and
-    ``group_advantages(rewards, G)`` default to the references in ``rlprep.algos``.
+    Returns the run's :class:`~rlprep.live.History` (row 0: the start's ``eval/accuracy``; rows 1..steps: the
+    step metrics), like every GRPO run; the policy is trained in place. ``importance_weights(logp_target,
+    logp_behavior, clip)`` and ``group_advantages(rewards, G)`` default to the references in ``rlprep.algos``;
+    ``progress`` draws the live plot (in a notebook).
     """
-    from rlprep.algos.grpo import group_advantages as ref_group_advantages
-    from rlprep.algos.importance_sampling import importance_weights as ref_importance_weights
-    from rlprep.rollout import generate
-    from rlprep.tinyworld import get_task, load_policy
-    from rlprep.trainers.grpo import evaluate_accuracy
-    from rlprep.trainers.sequences import completion_logprobs, resolve_device, seed_everything
-
-    cfg = config
-    profile = get_profile(cfg.profile)
-    device = resolve_device(None, profile)
-    importance_weights = importance_weights or ref_importance_weights
-    group_advantages = group_advantages or ref_group_advantages
-    seed_everything(cfg.seed)
-    if policy is None:
-        policy, tokenizer = load_policy("arithmetic", profile)
-    task = task if task is not None else get_task("arithmetic")
-    policy = policy.to(device).train()
-    behavior = copy.deepcopy(policy).eval()
-    for p in behavior.parameters():
-        p.requires_grad_(False)
-    # snapshots[0] is the policy after step s - k: the one that samples step s's rollouts
-    snapshots = deque([copy.deepcopy(policy.state_dict())], maxlen=cfg.staleness + 1)
-    optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, weight_decay=0.0)
-    rng = np.random.default_rng(cfg.seed)
-    eval_examples = task.sample(cfg.eval_size, split="test", seed=cfg.seed + 10_000)
-    history: dict[str, list[float]] = {k: [] for k in ("step", "reward/mean", "loss/policy", "stats/kl_behavior",
-                                                       "stats/ess", "stats/weight_max", "stats/truncfrac",
-                                                       "eval/step", "eval/accuracy")}
-
-    def evaluate(step):
-        history["eval/step"].append(step)
-        history["eval/accuracy"].append(evaluate_accuracy(policy, tokenizer, task, eval_examples, cfg.max_new_tokens))
-
-    evaluate(0)
-    steps = range(cfg.steps)
-    if progress:
-        from tqdm.auto import tqdm
-
-        steps = tqdm(steps, desc=f"GRPO k={cfg.staleness} {cfg.correction}")
-    for step in steps:
-        behavior.load_state_dict(snapshots[0])
-        prompts = [ex.prompt for ex in task.sample(cfg.prompts_per_step, split="train",
-                                                   seed=cfg.seed * 1_000_003 + step)]
-        repeated = [p for p in prompts for _ in range(cfg.group_size)]  # (N*G,) consecutive groups
-        with torch.no_grad():
-            rollout = generate(behavior, tokenizer, repeated, max_new_tokens=cfg.max_new_tokens, temperature=1.0,
-                               seed=int(rng.integers(2**31)))
-        rewards = torch.tensor([float(task.reward(p, t)) for p, t in zip(repeated, rollout.texts)], device=device)
-        advantages = group_advantages(rewards, cfg.group_size).detach().float()  # (B,)
-        input_ids, attention_mask = rollout.input_ids.to(device), rollout.attention_mask.to(device)
-        C = rollout.completion_ids.shape[1]
-        mask = rollout.completion_mask.float().to(device)  # (B, C)
-        with torch.no_grad():
-            logp_behavior = completion_logprobs(behavior, input_ids, attention_mask, C)  # (B, C) log μ
-        logp = completion_logprobs(policy, input_ids, attention_mask, C)  # (B, C) log π_θ, with grad
-        valid = mask.bool()
-        raw = torch.as_tensor(importance_weights(logp.detach()[valid], logp_behavior[valid]))  # (n,) untruncated
-        if cfg.correction == "tis":
-            weights = torch.ones_like(logp)
-            weights[valid] = torch.as_tensor(importance_weights(logp.detach()[valid], logp_behavior[valid],
-                                                                clip=cfg.clip), dtype=weights.dtype)
-        else:
-            weights = torch.ones_like(logp)
-        loss = token_loss(logp, advantages, mask, weights)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
-        optimizer.step()
-        snapshots.append(copy.deepcopy(policy.state_dict()))
-        raw = raw.double()
-        history["step"].append(step + 1)
-        history["reward/mean"].append(float(rewards.mean()))
-        history["loss/policy"].append(float(loss.detach()))
-        history["stats/kl_behavior"].append(float((logp_behavior[valid] - logp.detach()[valid]).mean()))
-        history["stats/ess"].append(float(raw.sum() ** 2 / (raw.numel() * (raw ** 2).sum())))
-        history["stats/weight_max"].append(float(raw.max()))
-        history["stats/truncfrac"].append(float((raw > cfg.clip).double().mean()) if cfg.clip else 0.0)
-        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-            evaluate(step + 1)
-    policy.eval()
-    return history
+    trainer = StaleGRPOTrainer(config, policy, tokenizer, task, importance_weights=importance_weights,
+                               group_advantages=group_advantages)
+    return train_grpo(trainer=trainer, live=progress, desc=f"grpo k={config.staleness} {config.correction}")
 
 
 def staleness_sweep(profile: str | Profile | None = None, staleness=(0, 6), corrections=CORRECTIONS,
                     progress: bool = False, importance_weights: Callable | None = None,
-                    **overrides) -> dict[tuple[int, str], dict[str, list[float]]]:
+                    **overrides) -> dict[tuple[int, str], History]:
     """``run_stale_grpo`` for every (k, correction); k = 0 runs once (no correction needed on-policy).
 
     Every run starts from the same SFT policy and sees the same prompts.

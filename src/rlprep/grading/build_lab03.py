@@ -294,7 +294,7 @@ def cells():
                   f"KL to the SFT policy {m['kl_end']:.3f} nats per completion")
             """),
         A.demo("train-plot", """
-            fig = history.plot(["reward/rm", "reward/gold", "stats/kl", "stats/clipfrac", "stats/entropy", "loss/value"],
+            fig = history.plot(["reward/rm", "reward/gold", "stats/kl_k1_seq", "stats/clipfrac_two_sided", "stats/entropy", "loss/value"],
                                title=f"PPO-RLHF with your functions ({PROFILE.name} profile, kl_coef {config.kl_coef})")
             plt.show()
             """),
@@ -328,7 +328,7 @@ def cells():
                 if clip_runs[eps].interrupted:
                     break
             fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-            for (key, label), ax in zip([("stats/clipfrac", "clip fraction (fraction of tokens)"),
+            for (key, label), ax in zip([("stats/clipfrac_two_sided", "clip fraction (fraction of tokens)"),
                                          ("stats/approx_kl", "approx KL(old ‖ new) (nats/token)"),
                                          ("reward/rm", "RM reward (logit units)")], axes):
                 for eps, h in clip_runs.items():
@@ -343,7 +343,7 @@ def cells():
             for eps, h in clip_runs.items():
                 print(f"ε = {eps}: gold {h.meta['gold_end']:+.3f} ± {h.meta['gold_end_se']:.3f}, "
                       f"KL {h.meta['kl_end']:.3f} nats, mean clip fraction "
-                      f"{sum(h.series('stats/clipfrac')[1]) / max(1, len(h.series('stats/clipfrac')[1])):.3f}")
+                      f"{sum(h.series('stats/clipfrac_two_sided')[1]) / max(1, len(h.series('stats/clipfrac_two_sided')[1])):.3f}")
             """),
         A.md("kl-intro", """
             ## The KL coefficient and reward hacking (Gao et al. 2022)

@@ -243,7 +243,7 @@ def cells():
             for r in rows:
                 print(f"beta={r['beta']:<5g} KL(pi||ref) {r['kl']:7.3f} ± {r['kl_se']:.3f} nats   "
                       f"gold {r['gold']:+.3f} ± {r['gold_se']:.3f} (SFT {r['gold_start']:+.3f})   "
-                      f"implicit-reward accuracy {r['rewards/accuracy']:.2f}")
+                      f"implicit-reward accuracy {r['reward/implicit_accuracy']:.2f}")
             if rows and rows[-1]["interrupted"]:
                 print(f"stopped early: {len(rows)} of {len(SWEEP_BETAS)} betas; the last one is saved in "
                       f"{rows[-1]['history'].meta.get('run_dir')}")
@@ -258,7 +258,7 @@ def cells():
                                 label=f"β = {r['beta']:g}")
                     ax.annotate(f"β={r['beta']:g}", (r["kl"], r["gold"]), textcoords="offset points", xytext=(6, 4))
                     h = r["history"]
-                    ax_acc.plot(*h.series("rewards/accuracy"), color=c, label=f"β = {r['beta']:g}")
+                    ax_acc.plot(*h.series("reward/implicit_accuracy"), color=c, label=f"β = {r['beta']:g}")
                     ax_lp.plot(*h.series("logps/chosen"), color=c, label=f"chosen, β = {r['beta']:g}")
                     ax_lp.plot(*h.series("logps/rejected"), color=c, ls="--")
                 ax.axhline(rows[0]["gold_start"], color="gray", ls=":", label="SFT start")

@@ -124,6 +124,11 @@ def cells():
             broadcast over each row's tokens and `logp_old` treated as a constant. `"token"`: the sum over all
             valid tokens divided by their number (DAPO). `"sequence"`: each row's masked mean, then the mean over
             rows (GRPO). Padding (mask 0) must never count.
+
+            Two options let the package's other GRPO loops share the function; neither is graded, and the demos
+            below use the defaults. `advantages` may also be `[B, T]`, one per token (the multi-turn and
+            stale-rollout trainers). `importance_level="sequence"` gives every token of a row GSPO's ratio,
+            exp(masked mean of the row's log-ratios), while the k3 term keeps the real per-token `logp_new`.
             """),
         A.answer("grpo_loss", "rlprep.algos.grpo:grpo_loss"),
         A.md("task-dz", """
@@ -266,7 +271,7 @@ def cells():
             ## Train the GPT-2 policy with your functions
 
             The cells below are demos (grading skips them). They load the arithmetic policy warm-started by SFT
-            (`rlprep.trainers.grpo.load_warm_start`; prompts like `07+45=`, reward 1 for the right answer) and train it
+            (`rlprep.tinyworld.warm_start.load_warm_start`; prompts like `07+45=`, reward 1 for the right answer) and train it
             with `rlprep.trainers.grpo`, **passing your `group_advantages`, `grpo_loss` and `kl_k3` into the
             trainer**. Budgets follow the profile: `RLPREP_PROFILE=smoke` runs in seconds, `cpu` (the default
             without a GPU) in about four minutes on two cores (220 s for the whole notebook from an empty cache,
@@ -296,8 +301,9 @@ def cells():
             from rlprep.demos.grpo import ratio_spread
             from rlprep.profiles import get_profile
             from rlprep.tinyworld import get_task
-            from rlprep.trainers.grpo import (ZERO_LOSS_CAUSES, GRPOConfig, load_warm_start, reproduce_zero_loss,
-                                              train_grpo, warm_start_kwargs)
+            from rlprep.demos.zero_loss import ZERO_LOSS_CAUSES, reproduce_zero_loss
+            from rlprep.tinyworld.warm_start import load_warm_start, warm_start_kwargs
+            from rlprep.trainers.grpo import GRPOConfig, train_grpo
 
             PROFILE = get_profile()  # RLPREP_PROFILE=smoke|cpu|gpu; gpu when CUDA is present, else cpu
             config = GRPOConfig.for_profile(PROFILE)
@@ -424,7 +430,7 @@ def cells():
             compare(axes[1, 0], "stats/completion_len", [base, "sequence aggregation (GRPO)"],
                     "completion length (tokens)")
             axes[1, 0].set_title("token vs sequence aggregation: response length")
-            compare(axes[1, 1], "stats/kl", [base, "KL in the loss (beta = 0.04)"], "k3 KL to the SFT policy (nats / token)")
+            compare(axes[1, 1], "stats/kl_k3_token", [base, "KL in the loss (beta = 0.04)"], "k3 KL to the SFT policy (nats / token)")
             axes[1, 1].set_title("W08: KL penalty vs none")
             fig.tight_layout()
             plt.show()

@@ -294,17 +294,17 @@ def cells():
             runs = staleness_sweep(staleness=(0, 6), importance_weights=importance_weights, progress=True)
             print(f"{'run':>16} {'accuracy start -> end':>22} {'mean KL(mu||pi)':>16} {'min ESS':>8}")
             for (k, corr), h in runs.items():
-                acc = h["eval/accuracy"]
+                _, acc = h.series("eval/accuracy")
                 print(f"{f'k={k} {corr}':>16} {acc[0]:>10.2f} -> {acc[-1]:<9.2f} "
-                      f"{np.mean(h['stats/kl_behavior']):>16.3f} {min(h['stats/ess']):>8.2f}")
+                      f"{np.mean(h.series('stats/kl_behavior')[1]):>16.3f} {min(h.series('stats/ess')[1]):>8.2f}")
             """),
         A.demo("stale-plot", """
             fig, axes = plt.subplots(1, 3, figsize=(15, 4))
             for (k, corr), h in runs.items():
                 label = "on-policy" if k == 0 else f"k={k}, {'TIS (clip 2)' if corr == 'tis' else 'no correction'}"
-                axes[0].plot(h["eval/step"], h["eval/accuracy"], "o-", label=label)
-                axes[1].plot(h["step"], h["stats/kl_behavior"], label=label)
-                axes[2].plot(h["step"], h["stats/ess"], label=label)
+                axes[0].plot(*h.series("eval/accuracy"), "o-", label=label)
+                axes[1].plot(*h.series("stats/kl_behavior"), label=label)
+                axes[2].plot(*h.series("stats/ess"), label=label)
             axes[0].set_ylabel("held-out greedy accuracy")
             axes[1].set_ylabel("KL(μ ‖ π_θ) per token (nats, k1 estimate)")
             axes[2].set_ylabel("effective sample size / n")

@@ -14,6 +14,7 @@ experiment trains in about a second.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rlprep.live import History
 from rlprep.multimodal.shapes import COLOUR_NAMES, SHAPES, render, sample_attributes
 
 TYPICAL_COLOUR: dict[str, str] = {"circle": "red", "square": "green", "triangle": "blue"}
@@ -147,15 +149,18 @@ def hallucination_by_contrast(model: ColourQA, data: QABatch, abstain_below: flo
 
 
 def grpo_train(prompts: QABatch, steps: int = 150, group_size: int = 8, prompts_per_step: int = 64,
-               lr: float = 3e-3, seed: int = 0, eval_data: QABatch | None = None) -> tuple[ColourQA, list[dict]]:
+               lr: float = 3e-3, seed: int = 0, eval_data: QABatch | None = None) -> tuple[ColourQA, History]:
     """RL with a verifiable reward (1 if the sampled colour is right): GRPO's group-normalized advantages
     (``rlprep.algos.grpo.group_advantages``, DeepSeekMath arXiv 2402.03300) on a one-token answer, one update per
-    batch (ratio = 1, so the clipped objective reduces to the policy gradient), no KL term.
+    batch through ``rlprep.trainers.grpo_update.grpo_update`` (``grpo_loss`` on ``[N*G, 1]`` log-probs; the ratio
+    is 1, so the clipped objective reduces to the policy gradient), no KL term, no gradient clipping.
 
-    Log entries: ``step``, ``reward/mean`` (sampled answers), ``eval/accuracy`` and ``eval/counterfactual_accuracy``
-    (greedy, on ``eval_data`` when given, else on the prompts).
+    The :class:`~rlprep.live.History` has a row every ``steps // 10`` steps and at the end: ``step``,
+    ``eval/accuracy`` and ``eval/counterfactual_accuracy`` (greedy, on ``eval_data`` when given, else on the
+    prompts), plus (except the last) ``reward/mean`` and the update's stats of the step taken from there.
     """
     from rlprep.algos.grpo import group_advantages
+    from rlprep.trainers.grpo_update import grpo_update
 
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -163,7 +168,7 @@ def grpo_train(prompts: QABatch, steps: int = 150, group_size: int = 8, prompts_
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     eval_data = eval_data or prompts
     pooled = model.pool(prompts.images)  # (N, 3, p, p), once
-    log = []
+    log = History(meta={"trainer": "colour_qa_grpo", "steps": steps, "group_size": group_size, "lr": lr})
     for step in range(steps + 1):
         if step % max(steps // 10, 1) == 0 or step == steps:
             pred, _ = answer(model, eval_data)
@@ -178,9 +183,9 @@ def grpo_train(prompts: QABatch, steps: int = 150, group_size: int = 8, prompts_
         actions = dist.sample()  # (N*G,) groups consecutive
         rewards = (actions == prompts.colour[idx].repeat_interleave(group_size)).float()  # (N*G,) verifiable
         adv = group_advantages(rewards, group_size)  # (N*G,)
-        loss = -(adv * dist.log_prob(actions)).mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        log[-1].setdefault("reward/mean", float(rewards.mean()))
+        logp = dist.log_prob(actions).unsqueeze(1)  # (N*G, 1): a one-token completion
+        update = grpo_update(model, opt, logp, logp.detach(), adv, torch.ones_like(logp), aggregation="token",
+                             max_grad_norm=math.inf)
+        for key, value in {"reward/mean": float(rewards.mean()), **update}.items():
+            log[-1].setdefault(key, value)
     return model, log

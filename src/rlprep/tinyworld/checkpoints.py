@@ -59,9 +59,11 @@ def recipe_key(task: str, profile: Profile) -> str:
     return hashlib.sha256(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()[:8]
 
 
-def checkpoint_dir(task: str, profile: Profile, seed: int = 0) -> Path:
-    """Where the checkpoint for ``(task, profile, seed)`` lives (it may not exist yet)."""
-    return cache_dir() / "checkpoints" / f"{task}-{profile.name}-v{VERSION}-{recipe_key(task, profile)}-s{seed}"
+def checkpoint_dir(task: str, profile: Profile, seed: int = 0, variant: str | None = None) -> Path:
+    """Where the checkpoint for ``(task, profile, seed)`` lives (it may not exist yet). A ``variant`` (e.g.
+    ``"stop250"``, an SFT run stopped early) gets its own folder next to the full run's."""
+    name = f"{task}-{profile.name}-v{VERSION}-{recipe_key(task, profile)}-s{seed}"
+    return cache_dir() / "checkpoints" / (f"{name}-{variant}" if variant else name)
 
 
 def sha256_file(path: Path) -> str:
@@ -107,13 +109,14 @@ def sft_config(task, profile: Profile, seed: int = 0, steps: int | None = None,
 
 def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int | None = None,
                      progress: bool = True, stop_after: int | None = None,
-                     stop_when=None) -> tuple[Path, dict]:
+                     stop_when=None, variant: str | None = None) -> tuple[Path, dict]:
     """Run the SFT warm start for ``task_name`` and save it; returns ``(tmp_dir, manifest)``.
 
     The checkpoint is written into a fresh temporary directory next to the cache entry; the caller moves it
     into place (:func:`ensure_checkpoint`). ``steps`` overrides ``profile.sft_steps`` (tests use it);
     ``stop_after`` stops that schedule early (``SFTConfig.stop_after``), and so does ``stop_when(step, model)``
-    returning True (the manifest's ``metrics["sft/steps"]`` records where it stopped).
+    returning True (the manifest's ``metrics["sft/steps"]`` records where it stopped). ``variant`` names the
+    cache entry the build is for (:func:`checkpoint_dir`).
     """
     import torch
     from safetensors.torch import save_file  # noqa: F401  (save_pretrained writes safetensors)
@@ -143,7 +146,7 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
         metrics.update(task.evaluate(model, tokenizer, seed=seed))
     metrics["time/total_s"] = round(time.perf_counter() - start, 2)
 
-    target = checkpoint_dir(task_name, profile, seed)
+    target = checkpoint_dir(task_name, profile, seed, variant)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=target.parent))
     try:
@@ -175,9 +178,16 @@ def _discard(path: Path) -> None:
 
 
 def ensure_checkpoint(task_name: str, profile: Profile, seed: int = 0, force: bool = False,
-                      progress: bool = True) -> Path:
-    """The verified checkpoint directory for ``(task, profile, seed)``, building it when missing or corrupt."""
-    target = checkpoint_dir(task_name, profile, seed)
+                      progress: bool = True, *, variant: str | None = None, steps: int | None = None,
+                      stop_after: int | None = None, stop_when=None) -> Path:
+    """The verified checkpoint directory for ``(task, profile, seed)``, building it when missing or corrupt.
+
+    A ``variant`` entry is built with the other keywords (``build_checkpoint``'s ``steps``, ``stop_after``,
+    ``stop_when``); they change the weights, so they need a variant name of their own.
+    """
+    if variant is None and (steps, stop_after, stop_when) != (None, None, None):
+        raise ValueError("steps, stop_after and stop_when build a different checkpoint: name it with variant=")
+    target = checkpoint_dir(task_name, profile, seed, variant)
     if target.exists() and not force:
         problem = verify_checkpoint(target)
         if problem is None:
@@ -185,7 +195,8 @@ def ensure_checkpoint(task_name: str, profile: Profile, seed: int = 0, force: bo
         warnings.warn(f"cached checkpoint {target} is corrupted ({problem}); rebuilding it", RuntimeWarning,
                       stacklevel=3)
         print(f"warning: cached checkpoint {target} is corrupted ({problem}); rebuilding it", file=sys.stderr)
-    tmp, _ = build_checkpoint(task_name, profile, seed, progress=progress)
+    tmp, _ = build_checkpoint(task_name, profile, seed, steps=steps, progress=progress, stop_after=stop_after,
+                              stop_when=stop_when, variant=variant)
     if target.exists() and (force or verify_checkpoint(target) is not None):
         _discard(target)
     try:

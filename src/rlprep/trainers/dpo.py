@@ -7,9 +7,9 @@ One step: encode a batch of (prompt, chosen) and (prompt, rejected) rows togethe
 ``sequence_logprobs`` for both; the reference log-probs come from a frozen copy of the SFT policy and are
 computed **once per pair** (cached by pair index, so later epochs reuse them: no redundant reference forwards).
 
-Logged per step: ``loss/dpo``, ``rewards/accuracy`` (how often the implicit reward β·log π/π_ref ranks the
-chosen above the rejected), ``rewards/margin``, ``logps/chosen``, ``logps/rejected``; every ``eval_every``
-steps, on completions **sampled from the policy** for held-out prompts: ``stats/kl`` (KL(π‖π_ref) per
+Logged per step: ``loss/dpo``, ``reward/implicit_accuracy`` (how often the implicit reward β·log π/π_ref ranks the
+chosen above the rejected), ``reward/implicit_margin``, ``logps/chosen``, ``logps/rejected``; every ``eval_every``
+steps, on completions **sampled from the policy** for held-out prompts: ``stats/kl_k1_seq`` (KL(π‖π_ref) per
 sequence, the mean of Σ_t log π/π_ref over samples) and ``reward/gold``.
 
 :func:`beta_sweep` trains one fresh copy of the SFT policy per β and returns the (KL, gold reward) frontier.
@@ -19,7 +19,6 @@ Run: ``python -m rlprep.trainers.dpo --profile cpu [--sweep]``.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import asdict, dataclass, replace
@@ -66,7 +65,7 @@ class DPOConfig:
     """torch device; None takes the profile's."""
     run_dir: str | None = None
     """Folder for checkpoint/history/plot; None writes only on interrupt."""
-    plot_keys: tuple[str, ...] = ("loss/dpo", "rewards/accuracy", "logps/chosen", "logps/rejected", "stats/kl",
+    plot_keys: tuple[str, ...] = ("loss/dpo", "reward/implicit_accuracy", "logps/chosen", "logps/rejected", "stats/kl_k1_seq",
                                   "reward/gold")
     """Metrics on the live plot."""
     plot_every: int = 10
@@ -174,15 +173,15 @@ class DPOTrainer:
             reward_c = cfg.beta * (pi_c.detach() - ref_c)  # (B,) implicit rewards
             reward_r = cfg.beta * (pi_r.detach() - ref_r)
             return {"loss/dpo": float(loss.detach()),
-                    "rewards/accuracy": float((reward_c > reward_r).float().mean()),
-                    "rewards/margin": float((reward_c - reward_r).mean()),
-                    "rewards/chosen": float(reward_c.mean()), "rewards/rejected": float(reward_r.mean()),
+                    "reward/implicit_accuracy": float((reward_c > reward_r).float().mean()),
+                    "reward/implicit_margin": float((reward_c - reward_r).mean()),
+                    "reward/implicit_chosen": float(reward_c.mean()), "reward/implicit_rejected": float(reward_r.mean()),
                     "logps/chosen": float(pi_c.detach().mean()), "logps/rejected": float(pi_r.detach().mean()),
                     "stats/grad_norm": grad_norm}
 
     @torch.no_grad()
     def evaluate(self, seed: int = 0) -> dict[str, float]:
-        """Sample one completion per held-out prompt: ``stats/kl`` = mean over samples of Σ_t log π/π_ref (an
+        """Sample one completion per held-out prompt: ``stats/kl_k1_seq`` = mean over samples of Σ_t log π/π_ref (an
         unbiased estimate of the sequence KL(π‖π_ref), Schulman 2020 k1), and the gold reward of the samples."""
         from rlprep.rollout import generate
 
@@ -198,7 +197,7 @@ class DPOTrainer:
         kl_seq = ((logp - ref_logp) * mask).sum(-1)  # (B,)
         gold = torch.tensor([self.task.gold_score(p, t) for p, t in zip(out.prompts, out.texts)])
         n = len(gold)
-        return {"stats/kl": float(kl_seq.mean()), "stats/kl_se": float(kl_seq.std() / math.sqrt(n)),
+        return {"stats/kl_k1_seq": float(kl_seq.mean()), "stats/kl_k1_seq_se": float(kl_seq.std() / math.sqrt(n)),
                 "reward/gold": float(gold.mean()), "reward/gold_se": float(gold.std() / math.sqrt(n)),
                 "stats/completion_len": float(mask.sum(-1).mean())}
 
@@ -226,10 +225,10 @@ def train_dpo(config: DPOConfig | None = None, *, policy=None, tokenizer=None, t
     run_steps(step_fn, config.steps, model=trainer.policy, run_dir=config.run_dir, plot_keys=config.plot_keys,
               plot_every=config.plot_every, callbacks=callbacks, desc=f"dpo beta={config.beta:g}", live=live,
               history=history, start_step=1)
-    if "stats/kl" not in history[-1]:
+    if "stats/kl_k1_seq" not in history[-1]:
         history[-1].update(trainer.evaluate(seed=len(history)))
     last = history[-1]
-    history.meta.update({"kl": last["stats/kl"], "kl_se": last["stats/kl_se"], "gold": last["reward/gold"],
+    history.meta.update({"kl": last["stats/kl_k1_seq"], "kl_se": last["stats/kl_k1_seq_se"], "gold": last["reward/gold"],
                          "gold_se": last["reward/gold_se"], "gold_start": history[0]["reward/gold"],
                          "ref_forwards": trainer.ref_forwards, "wall_s": time.perf_counter() - t0})
     history.trainer = trainer
@@ -255,41 +254,16 @@ def beta_sweep(betas: Sequence[float] = SWEEP_BETAS, config: DPOConfig | None = 
     for beta in betas:
         history = train_dpo(replace(config, beta=float(beta)), policy=copy.deepcopy(policy), tokenizer=tokenizer,
                             task=task, sequence_logprobs=sequence_logprobs, dpo_loss=dpo_loss, live=live)
-        accuracy = history.last("rewards/accuracy")
+        accuracy = history.last("reward/implicit_accuracy")
         rows.append({"beta": float(beta), **{k: history.meta[k] for k in ("kl", "kl_se", "gold", "gold_se")},
-                     "gold_start": history.meta["gold_start"], "rewards/accuracy": accuracy,
+                     "gold_start": history.meta["gold_start"], "reward/implicit_accuracy": accuracy,
                      "interrupted": history.interrupted, "history": history})
         if history.interrupted:
             break
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="DPO on the reviews pairs (reference functions).")
-    parser.add_argument("--profile", default=None)
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--beta", type=float, default=None)
-    parser.add_argument("--sweep", action="store_true", help=f"run the β sweep {SWEEP_BETAS}")
-    args = parser.parse_args(argv)
-    overrides = {k: v for k, v in (("steps", args.steps), ("beta", args.beta)) if v is not None}
-    config = DPOConfig.for_profile(args.profile, **overrides)
-    t0 = time.perf_counter()
-    if args.sweep:
-        rows = beta_sweep(config=config)
-        for r in rows:
-            print(f"beta={r['beta']:<5g} KL {r['kl']:7.3f} ± {r['kl_se']:.3f} nats  gold {r['gold']:+.3f} "
-                  f"± {r['gold_se']:.3f} (SFT {r['gold_start']:+.3f})  implicit acc {r['rewards/accuracy']:.2f}")
-        kls = [r["kl"] for r in rows]
-        print(f"KL falls as beta grows: {all(a >= b for a, b in zip(kls, kls[1:]))}; "
-              f"{time.perf_counter() - t0:.0f} s")
-    else:
-        h = train_dpo(config, live=False)
-        m = h.meta
-        print(f"beta={config.beta:g} loss {h[1]['loss/dpo']:.4f} -> {h.last('loss/dpo'):.4f}, implicit acc "
-              f"{h.last('rewards/accuracy'):.2f}, KL {m['kl']:.3f} nats, gold {m['gold_start']:+.3f} -> "
-              f"{m['gold']:+.3f} ± {m['gold_se']:.3f}, {m['wall_s']:.0f} s")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from rlprep.trainers.cli import run_module
+
+    run_module("dpo")

@@ -25,7 +25,6 @@ Run: ``python -m rlprep.trainers.ppo --profile cpu [--kl-sweep]``.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import math
 import time
@@ -38,9 +37,9 @@ from torch import nn
 
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, get_profile
-from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy,
-                                       position_ids_from_mask, reference, resolve_device, seed_everything,
-                                       unwrap_model)
+from rlprep.rollout import position_ids_from_mask
+from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy, reference, resolve_device,
+                                       seed_everything, unwrap_model)
 
 
 class ValueModel(nn.Module):
@@ -128,7 +127,7 @@ class PPOConfig:
     """Weight of the entropy bonus (0 = off)."""
     gamma: float = 1.0
     """Discount per token (1.0: the RM score is an undiscounted episode return)."""
-    lam: float = 0.95
+    gae_lambda: float = 0.95
     """GAE λ (0 = one-step TD, 1 = Monte-Carlo return minus baseline)."""
     whiten_advantages: bool = True
     """Normalise advantages to zero mean, unit variance over valid tokens in each round."""
@@ -144,7 +143,7 @@ class PPOConfig:
     """torch device; None takes the profile's."""
     run_dir: str | None = None
     """Folder for checkpoint/history/plot; None writes only on interrupt."""
-    plot_keys: tuple[str, ...] = ("reward/rm", "reward/gold", "stats/kl", "stats/clipfrac", "stats/entropy",
+    plot_keys: tuple[str, ...] = ("reward/rm", "reward/gold", "stats/kl_k1_seq", "stats/clipfrac_two_sided", "stats/entropy",
                                   "loss/value")
     """Metrics on the live plot."""
     plot_every: int = 5
@@ -165,7 +164,7 @@ class PPOConfig:
             (self.value_clip > 0, f"value_clip must be > 0, got {self.value_clip}"),
             (self.vf_coef >= 0 and self.entropy_coef >= 0, "vf_coef and entropy_coef must be >= 0"),
             (0 <= self.gamma <= 1, f"gamma must be in [0, 1], got {self.gamma}"),
-            (0 <= self.lam <= 1, f"lam must be in [0, 1], got {self.lam}"),
+            (0 <= self.gae_lambda <= 1, f"gae_lambda must be in [0, 1], got {self.gae_lambda}"),
             (self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}"),
             (self.eval_every >= 0, f"eval_every must be >= 0, got {self.eval_every}"),
             (self.eval_prompts >= 2, f"eval_prompts must be >= 2, got {self.eval_prompts}"),
@@ -277,7 +276,7 @@ class PPOTrainer:
             score = self.reward_model.score(self.tokenizer, prompts, out.texts).to(self.device)  # (B,)
             gold = torch.tensor([self.task.gold_score(p, t) for p, t in zip(prompts, out.texts)])
             rewards = self.kl_penalized_rewards(score, old_logp, ref_logp, mask, cfg.kl_coef)  # (B, C)
-            advantages, returns = self.compute_gae_tokens(rewards, old_values, mask, gamma=cfg.gamma, lam=cfg.lam)
+            advantages, returns = self.compute_gae_tokens(rewards, old_values, mask, gamma=cfg.gamma, lam=cfg.gae_lambda)
             if cfg.whiten_advantages:
                 mean = self.masked_mean(advantages, mask)
                 var = self.masked_mean((advantages - mean) ** 2, mask)
@@ -300,7 +299,7 @@ class PPOTrainer:
         metrics = {k: v / n_updates for k, v in sums.items()}
         metrics.update({"reward/rm": float(score.mean()), "reward/gold": float(gold.mean()),
                         "reward/total": float((rewards * mask).sum(-1).mean()),
-                        "stats/kl": float(kl_seq.mean()), "stats/explained_var": explained_var,
+                        "stats/kl_k1_seq": float(kl_seq.mean()), "stats/explained_var": explained_var,
                         "stats/completion_len": float(mask.sum(-1).mean()),
                         "time/rollout_s": t_rollout, "time/update_s": time.perf_counter() - t0 - t_rollout})
         if self.text_metrics is not None:
@@ -327,7 +326,7 @@ class PPOTrainer:
             clipped = (log_ratio.exp() - 1).abs() > cfg.clip_eps
             return {"loss/policy": float(pg_loss.detach()), "loss/value": float(vf_loss.detach()),
                     "stats/entropy": float(entropy_mean.detach()),
-                    "stats/clipfrac": float(self.masked_mean(clipped.float(), mask)),
+                    "stats/clipfrac_two_sided": float(self.masked_mean(clipped.float(), mask)),
                     "stats/approx_kl": float(self.masked_mean(0.5 * log_ratio ** 2, mask)),
                     "stats/grad_norm": grad_norm}
 
@@ -374,7 +373,7 @@ def train_ppo(config: PPOConfig | None = None, *, policy=None, tokenizer=None, r
                          "gold_end": end["eval/gold"], "gold_end_se": end["eval/gold_se"],
                          "rm_start": start["eval/rm"], "rm_end": end["eval/rm"],
                          "gold_gain_se": (end["eval/gold"] - start["eval/gold"]) / se if se > 0 else float("nan"),
-                         "kl_end": history.last("stats/kl"), "wall_s": time.perf_counter() - t0})
+                         "kl_end": history.last("stats/kl_k1_seq"), "wall_s": time.perf_counter() - t0})
     history.trainer = trainer
     return history
 
@@ -403,27 +402,7 @@ def kl_sweep(kl_coefs: Sequence[float] = (0.0, 0.01, 0.05, 0.2), config: PPOConf
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="PPO-RLHF on reviews (reference functions).")
-    parser.add_argument("--profile", default=None)
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--kl-coef", type=float, default=None)
-    parser.add_argument("--kl-sweep", action="store_true", help="run kl_coef in (0, 0.01, 0.05, 0.2)")
-    args = parser.parse_args(argv)
-    overrides = {k: v for k, v in (("steps", args.steps), ("kl_coef", args.kl_coef)) if v is not None}
-    config = PPOConfig.for_profile(args.profile, **overrides)
-    if args.kl_sweep:
-        for r in kl_sweep(config=config):
-            print(f"kl_coef={r['kl_coef']:<5g} RM {r['rm_start']:+.3f} -> {r['rm_end']:+.3f}  gold "
-                  f"{r['gold_start']:+.3f} -> {r['gold_end']:+.3f} ± {r['gold_end_se']:.3f}  KL {r['kl_end']:.3f}")
-        return 0
-    h = train_ppo(config, live=False)
-    m = h.meta
-    print(f"profile={config.profile} kl_coef={config.kl_coef:g}: gold {m['gold_start']:+.3f} ± {m['gold_start_se']:.3f}"
-          f" -> {m['gold_end']:+.3f} ± {m['gold_end_se']:.3f} ({m['gold_gain_se']:+.1f} SE), RM {m['rm_start']:+.3f}"
-          f" -> {m['rm_end']:+.3f}, KL {m['kl_end']:.3f} nats/seq, {m['wall_s']:.0f} s")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from rlprep.trainers.cli import run_module
+
+    run_module("ppo")

@@ -15,7 +15,6 @@ Run: ``python -m rlprep.trainers.reward_model --profile cpu``.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
 import json
@@ -30,8 +29,8 @@ from torch import nn
 
 from rlprep.live import History, atomic_write_bytes, run_steps
 from rlprep.profiles import Profile, get_profile
-from rlprep.trainers.sequences import (autocast, encode_pairs, position_ids_from_mask, reference, resolve_device,
-                                       seed_everything)
+from rlprep.rollout import position_ids_from_mask
+from rlprep.trainers.sequences import autocast, encode_pairs, reference, resolve_device, seed_everything
 
 
 class RewardModel(nn.Module):
@@ -104,7 +103,7 @@ class RewardModelConfig:
     """torch device; None takes the profile's."""
     run_dir: str | None = None
     """Folder for checkpoint/history/plot; None writes only on interrupt."""
-    plot_keys: tuple[str, ...] = ("loss/bt", "rewards/accuracy", "eval/accuracy", "eval/pearson_gold")
+    plot_keys: tuple[str, ...] = ("loss/bt", "reward/rm_accuracy", "eval/accuracy", "eval/pearson_gold")
     """Metrics on the live plot."""
     plot_every: int = 10
     """Redraw the live plot every this many steps."""
@@ -227,8 +226,8 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
         grad_norm = float(torch.nn.utils.clip_grad_norm_(rm.parameters(), config.max_grad_norm))
         optimizer.step()
         r_c, r_r = r_c.detach(), r_r.detach()
-        metrics = {"loss/bt": float(loss.detach()), "rewards/accuracy": float((r_c > r_r).float().mean()),
-                   "rewards/margin": float((r_c - r_r).mean()), "stats/grad_norm": grad_norm}
+        metrics = {"loss/bt": float(loss.detach()), "reward/rm_accuracy": float((r_c > r_r).float().mean()),
+                   "reward/rm_margin": float((r_c - r_r).mean()), "stats/grad_norm": grad_norm}
         if step % config.eval_every == 0 or step == config.steps:
             metrics.update(evaluate_reward_model(rm, tokenizer, task, eval_pairs))
         return metrics
@@ -322,31 +321,7 @@ def best_of_n(policy, rm: RewardModel, tokenizer, prompts: list[str], ns: Sequen
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Train the reviews reward model (reference Bradley-Terry loss).")
-    parser.add_argument("--profile", default=None)
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--best-of-n", type=int, default=0, help="also run best-of-N on this many test prompts")
-    args = parser.parse_args(argv)
-    overrides = {} if args.steps is None else {"steps": args.steps}
-    config = RewardModelConfig.for_profile(args.profile, **overrides)
-    rm, history = train_reward_model(config, live=False)
-    m = history.meta
-    print(f"profile={config.profile} held-out pairwise accuracy {m['accuracy_start']:.3f} -> {m['accuracy']:.3f} "
-          f"± {m['accuracy_se']:.3f} (label-noise ceiling {m['ceiling/expected']:.3f}, gold scorer on these labels "
-          f"{m['ceiling/gold_on_labels']:.3f}), gold-order agreement {m['accuracy_gold']:.3f}, "
-          f"Pearson r with gold {m['pearson_gold']:.3f}, {m['wall_s']:.0f} s")
-    if args.best_of_n:
-        from rlprep.tinyworld import get_task, load_policy
-
-        policy, tokenizer = load_policy("reviews", config.profile)
-        prompts = [ex.prompt for ex in get_task("reviews").sample(args.best_of_n, split="test", seed=5)]
-        bon = best_of_n(policy, rm.to(next(policy.parameters()).device), tokenizer, prompts, ns=(1, 2, 4, 8, 16, 32))
-        for i, n in enumerate(bon["n"]):
-            print(f"  best-of-{n:<3d} RM {bon['reward/rm'][i]:+.3f}  gold {bon['reward/gold'][i]:+.3f} "
-                  f"± {bon['reward/gold_se'][i]:.3f}  KL≤{bon['kl_bound'][i]:.2f}")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from rlprep.trainers.cli import run_module
+
+    run_module("reward_model")

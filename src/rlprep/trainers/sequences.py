@@ -17,6 +17,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from rlprep.rollout import position_ids_from_mask
+
 
 def reference(module: str, name: str) -> Callable:
     """The reference implementation ``rlprep.algos.<module>.<name>`` (imported on first use)."""
@@ -36,11 +38,6 @@ def autocast(device: torch.device | str):
     if device.type == "cuda":
         return torch.autocast("cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
-
-
-def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
-    """``[B, L]`` positions counted from each row's first real token (left padding gets 0)."""
-    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
 
 
 def forward_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, n_last: int | None = None):
@@ -121,6 +118,15 @@ def truncated_rows(completion_ids: torch.Tensor, completion_mask: torch.Tensor, 
     """``[B]`` bool: rows whose completion never produced eos (cut at ``max_new_tokens``)."""
     has_eos = ((completion_ids == eos_id) & completion_mask.bool()).any(dim=-1)
     return ~has_eos
+
+
+def completion_mask_default(rollout, eos_id: int, mask_truncated: bool) -> torch.Tensor:
+    """The loss mask ``[B, C]``: the rollout's completion mask, minus truncated rows when ``mask_truncated``."""
+    mask = rollout.completion_mask.float()
+    if mask_truncated:
+        keep = ~truncated_rows(rollout.completion_ids, rollout.completion_mask, eos_id)  # (B,)
+        mask = mask * keep.unsqueeze(-1).float()
+    return mask
 
 
 def resolve_device(device: str | None, profile) -> torch.device:

@@ -104,9 +104,48 @@ class ArithmeticTask:
 
     def evaluate(self, model, tokenizer, seed: int = 0, n: int = 256) -> dict[str, float]:
         """Greedy exact-match accuracy on ``n`` held-out 2-digit additions: ``{"eval/accuracy": ...}``."""
-        from rlprep.rollout import generate
-
         examples = self.sample(n, "test", seed=seed, level=2)
-        rollout = generate(model, tokenizer, [e.prompt for e in examples], max_new_tokens=5, temperature=0.0)
-        correct = sum(self.verify(e.prompt, text) for e, text in zip(examples, rollout.texts))
-        return {"eval/accuracy": correct / n}
+        return {"eval/accuracy": evaluate_accuracy(model, tokenizer, self, examples, max_new_tokens=5)}
+
+
+def evaluate_accuracy(policy, tokenizer, task, examples: list[Example], max_new_tokens: int,
+                      batch_size: int = 256) -> float:
+    """Greedy accuracy: the fraction of ``examples`` whose greedy completion ``task.verify`` accepts.
+
+    The policy is put in eval mode for the sampling and given back in the mode it was in.
+    """
+    import torch
+
+    from rlprep.rollout import generate
+
+    was_training = policy.training
+    policy.eval()
+    correct = 0
+    with torch.no_grad():
+        for start in range(0, len(examples), batch_size):
+            prompts = [ex.prompt for ex in examples[start:start + batch_size]]
+            out = generate(policy, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=0.0)
+            correct += sum(task.verify(p, t) for p, t in zip(prompts, out.texts))
+    policy.train(was_training)
+    return correct / max(1, len(examples))
+
+
+def sample_success_rates(policy, tokenizer, task, prompts: list[str], n_samples: int, max_new_tokens: int,
+                         temperature: float = 1.0, seed: int = 0, return_rollout: bool = False):
+    """Per-prompt fraction of ``n_samples`` sampled completions ``task.reward`` accepts: ``[len(prompts)]``
+    numpy floats (and the rollout with its ``[P*n]`` rewards, groups consecutive, when ``return_rollout``)."""
+    import numpy as np
+    import torch
+
+    from rlprep.rollout import generate
+
+    repeated = [p for p in prompts for _ in range(n_samples)]  # (P*n,) consecutive groups
+    was_training = policy.training
+    policy.eval()
+    with torch.no_grad():
+        out = generate(policy, tokenizer, repeated, max_new_tokens=max_new_tokens, temperature=temperature,
+                       seed=seed)
+    policy.train(was_training)
+    rewards = np.array([task.reward(p, t) for p, t in zip(repeated, out.texts)])  # (P*n,)
+    rates = rewards.reshape(len(prompts), n_samples).mean(axis=1)  # (P,)
+    return (rates, out, rewards) if return_rollout else rates

@@ -1,0 +1,88 @@
+"""One GRPO update from log-probs, shared by every GRPO-style loop: ``grpo_loss`` -> :func:`optimizer_step` ->
+:func:`update_stats`.
+
+:class:`rlprep.trainers.grpo.GRPOTrainer` calls :func:`grpo_update` on completions of arithmetic prompts; the
+multi-turn agentic trainer (``rlprep.agentic.train``) on the action tokens of transcripts, with per-token
+advantages ``[B, T]``; the colour-QA demo (``rlprep.multimodal.colour_qa``) on one-token answers ``[N*G, 1]``.
+The loss is GRPO's clipped surrogate (Shao et al. 2024, arXiv 2402.03300, Eq. 3) from ``rlprep.algos.grpo``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+
+def optimizer_step(policy, optimizer, loss: torch.Tensor, max_grad_norm: float) -> float:
+    """Backward, clip the gradient to ``max_grad_norm``, step when the norm is finite; the pre-clip norm.
+
+    A loss without a graph (no valid token, or an injected function that detached it) takes no step.
+    """
+    optimizer.zero_grad(set_to_none=True)
+    if loss.requires_grad:
+        loss.backward()
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm))
+    if loss.requires_grad and math.isfinite(grad_norm):
+        optimizer.step()
+    return grad_norm
+
+
+@torch.no_grad()
+def update_stats(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
+                 eps_low: float, eps_high: float, importance_level: str = "token",
+                 entropy: torch.Tensor | None = None) -> dict[str, float]:
+    """Statistics of one update, means over the valid tokens of ``mask`` [B, T] (``logp``, ``old_logp`` [B, T]).
+
+    ``stats/clipfrac_one_sided``: share of tokens whose ratio is clipped on the side that stops their gradient
+    (below 1 - eps_low with A < 0, above 1 + eps_high with A > 0); ``stats/approx_kl``: mean of
+    0.5 (logp - old_logp)^2 (Schulman 2020's k2) to the sampling policy; ``stats/entropy`` when ``entropy``
+    [B, T] is given. ``advantages`` is [B] or [B, T]; ``importance_level="sequence"`` clips GSPO's row ratio.
+    """
+    m = mask.to(logp.dtype)
+    denom = m.sum().clamp(min=1)
+    log_ratio = (logp - old_logp) * m  # (B, T)
+    if importance_level == "sequence":
+        log_ratio = log_ratio.sum(-1, keepdim=True) / m.sum(-1, keepdim=True).clamp(min=1)  # (B, 1)
+    ratio = torch.exp(log_ratio)
+    adv = advantages if advantages.ndim == 2 else advantages.unsqueeze(-1)  # (B, T) or (B, 1)
+    clipped = ((ratio < 1 - eps_low) & (adv < 0)) | ((ratio > 1 + eps_high) & (adv > 0))  # (B, T)
+    out = {"stats/frac_valid_tokens": float(m.sum() / m.numel()),
+           "stats/clipfrac_one_sided": float((clipped.to(m.dtype) * m).sum() / denom),
+           "stats/approx_kl": float((0.5 * (logp - old_logp) ** 2 * m).sum() / denom)}
+    if entropy is not None:
+        out["stats/entropy"] = float((entropy * m).sum() / denom)
+    return out
+
+
+def grpo_update(policy, optimizer, logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
+                mask: torch.Tensor, *, grpo_loss: Callable | None = None, eps_low: float = 0.2,
+                eps_high: float = 0.2, beta: float = 0.0, ref_logp: torch.Tensor | None = None,
+                aggregation: str = "token", importance_level: str = "token", max_grad_norm: float = 1.0,
+                entropy: torch.Tensor | None = None) -> dict[str, float]:
+    """One gradient step of ``policy`` on ``grpo_loss`` and the step's metrics.
+
+    Args:
+        logp: [B, T] log-probs of the sampled tokens under ``policy`` (with grad).
+        old_logp: [B, T] under the sampling policy (``logp.detach()`` on-policy: ratio 1 in value).
+        advantages: [B] per completion or [B, T] per token.
+        mask: [B, T] 1 on the tokens the loss scores.
+        grpo_loss: the loss (default: ``rlprep.algos.grpo.grpo_loss``; a lab passes the learner's, which need not
+            know ``importance_level`` unless it is ``"sequence"``). The other keywords are its arguments.
+        ref_logp: [B, T] under the frozen reference, for ``beta > 0``.
+
+    Returns:
+        ``loss/policy``, ``stats/grad_norm`` (before clipping) and :func:`update_stats`.
+    """
+    if grpo_loss is None:
+        from rlprep.algos.grpo import grpo_loss
+    gspo = {"importance_level": importance_level} if importance_level != "token" else {}
+    loss = grpo_loss(logp, old_logp, advantages, mask, eps_low=eps_low, eps_high=eps_high, beta=beta,
+                     ref_logp=ref_logp if beta > 0 else None, aggregation=aggregation, **gspo)
+    out = {"loss/policy": float(loss.detach()),
+           "stats/grad_norm": optimizer_step(policy, optimizer, loss, max_grad_norm)}
+    out.update(update_stats(logp.detach(), old_logp.detach(), advantages.detach(), mask, eps_low=eps_low,
+                            eps_high=eps_high, importance_level=importance_level,
+                            entropy=None if entropy is None else entropy.detach()))
+    return out

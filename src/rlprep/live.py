@@ -235,17 +235,19 @@ def run_steps(
                 redraw()
     except KeyboardInterrupt:
         history.interrupted = True
-        bar.set_description(f"{desc} (interrupted: weights kept, checkpoint saved)")
+        bar.set_description(f"{desc} (interrupted: weights kept)")
     finally:
         bar.close()
     redraw()
     if history.interrupted or (save_on_finish and run_dir is not None):
-        _save_run(history, model, run_dir, plot_keys, desc)
+        saved = _save_run(history, model, run_dir, plot_keys, desc)
+        if history.interrupted:
+            print(f"{desc}: interrupted after {len(history)} steps; checkpoint, history and plot saved in {saved}")
     return history
 
 
-def _save_run(history: History, model, run_dir, plot_keys, desc) -> None:
-    """Checkpoint + history + plot, each written atomically."""
+def _save_run(history: History, model, run_dir, plot_keys, desc) -> Path:
+    """Checkpoint + history + plot, each written atomically; return the folder."""
     if run_dir is None:
         from rlprep.paths import data_dir
 
@@ -267,3 +269,4 @@ def _save_run(history: History, model, run_dir, plot_keys, desc) -> None:
         fig.savefig(buffer, format="png", dpi=90)
         plt.close(fig)
         atomic_write_bytes(run_dir / "plot.png", buffer.getvalue())
+    return run_dir

@@ -82,10 +82,14 @@ def render_text(text: str, values: dict, *, code: bool, where: str) -> str:
         try:
             value = lookup(values, name)
         except KeyError:
+            if name.startswith("results."):
+                record = name.split(".")[1] if name.count(".") >= 1 else "?"
+                raise RlprepError(f"{where}: {{{{ {name} }}}} has no recorded value",
+                                  f"run the experiment that writes records/{record}.json (its module's --record "
+                                  "option), or fix the key") from None
             known = ", ".join(sorted(k for k in values if k != "results")) or "none"
             raise RlprepError(f"{where}: unknown placeholder {{{{ {name} }}}}",
-                              f"define {name.split('.')[0]!r} in the lab's fixtures (known: {known}) "
-                              "or record it with rlprep.records.record") from None
+                              f"define {name.split('.')[0]!r} in the lab's fixtures.py (known: {known})") from None
         if fmt:
             return format(value, fmt)
         return literal(value) if code else str(value)

@@ -336,13 +336,14 @@ def train_ppo(config: PPOConfig | None = None, *, policy=None, tokenizer=None, r
               compute_gae_tokens: Callable | None = None, ppo_clip_loss: Callable | None = None,
               value_loss: Callable | None = None, compute_gae: Callable | None = None,
               text_metrics: Callable | None = None, callbacks: Sequence[Callable] = (),
-              live: bool | None = None) -> History:
+              live: bool | None = None, label: str | None = None) -> History:
     """PPO-RLHF on reviews, training ``policy`` (default: the reviews SFT policy) in place against
     ``reward_model`` (default: :func:`~rlprep.trainers.reward_model.load_reward_model`, cached).
 
     The graded functions default to ``rlprep.algos.ppo``; ``compute_gae`` (lab01's numpy row-wise function)
     replaces ``compute_gae_tokens`` when given. ``text_metrics(prompts, texts) -> dict`` (optional) adds
     metrics about the sampled text to every round (e.g. :func:`rlprep.demos.reward_hacking.review_features`).
+    ``label`` names the run on its progress bar and plot (default ``ppo kl=<kl_coef>``).
     ``history.meta`` holds the held-out gold reward of the SFT start
     and of the trained policy with standard errors, and ``gold_gain_se`` = their difference in standard errors.
     """
@@ -363,7 +364,7 @@ def train_ppo(config: PPOConfig | None = None, *, policy=None, tokenizer=None, r
         return metrics
 
     run_steps(step_fn, config.steps, model=trainer.policy, run_dir=config.run_dir, plot_keys=config.plot_keys,
-              plot_every=config.plot_every, callbacks=callbacks, desc=f"ppo kl={config.kl_coef:g}", live=live,
+              plot_every=config.plot_every, callbacks=callbacks, desc=label or f"ppo kl={config.kl_coef:g}", live=live,
               history=history, start_step=1)
     end = trainer.evaluate(seed=eval_seed)
     history[-1].update(end)

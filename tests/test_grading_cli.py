@@ -162,3 +162,11 @@ def test_grade_here_finds_the_notebook_warns_when_unsaved_and_prints_the_table(t
     grade_here()
     out = capsys.readouterr().out
     assert "lab01_gae: 0 / 10 points" in out and "NotImplementedError" in out
+
+
+def test_a_lab_path_resolves_from_any_folder_of_the_repository(monkeypatch):
+    from rlprep.grading.grade import resolve_submission
+
+    monkeypatch.chdir(RELEASE.parents[2] / "notebooks")  # where JupyterLab's terminal may open
+    assert resolve_submission("labs/lab01_gae/lab01_gae.ipynb") == RELEASE
+    assert str(resolve_submission("no/such.ipynb")) == "no/such.ipynb"  # left for the usual error

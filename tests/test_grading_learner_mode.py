@@ -21,3 +21,22 @@ def test_enable_and_undo_keep_other_settings(tmp_path):
     assert main(["--config-dir", str(tmp_path), "--undo"]) == 0
     data = json.loads(page.read_text())
     assert data["disabledExtensions"] == {"other:plugin": True}
+
+
+def test_learner_mode_hides_validate_a_real_nbgrader_plugin(tmp_path):
+    """Validate runs only the visible tests and can say "Success!" where grading says 5/10: learners get one
+    verdict. The plugin id must be one the installed nbgrader extension really registers."""
+    import sys
+    from pathlib import Path
+
+    import pytest
+
+    static = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader" / "static"
+    if not static.is_dir():
+        pytest.skip("nbgrader's JupyterLab extension is not installed here")
+    plugin = "@jupyter/nbgrader:validate-assignment"
+    assert any(plugin in p.read_text(errors="ignore") for p in static.glob("*.js"))
+    assert plugin in INSTRUCTOR_PLUGINS
+    enable(tmp_path)
+    data = json.loads((tmp_path / "labconfig" / "page_config.json").read_text())
+    assert data["disabledExtensions"][plugin] is True

@@ -66,6 +66,20 @@ def _lab_notebook_named(name: str) -> Path | None:
     return candidate if candidate is not None and candidate.is_file() else None
 
 
+def resolve_submission(path) -> Path:
+    """``path`` as given, or, when it does not exist there, the same relative path from the course checkout's
+    root: ``rlprep grade labs/lab01_gae/lab01_gae.ipynb`` works from any folder of the repository."""
+    from rlprep.paths import repo_root
+
+    path = Path(path)
+    if path.exists() or path.is_absolute():
+        return path
+    root = repo_root()
+    if root is not None and (root / path).exists():
+        return root / path
+    return path
+
+
 def read_submission(path) -> nbformat.NotebookNode:
     import nbformat  # on demand: it takes seconds to import, and `rlprep grade --help` needs none of it
 
@@ -244,6 +258,7 @@ def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float =
     from rlprep.grading.release import _root, api_for, list_labs
 
     t0 = time.monotonic()
+    path = resolve_submission(path)
     nb = read_submission(path)
     solutions = Path(solutions) if solutions else _root() / "solutions"
     lab = lab_of(path, nb, list_labs(solutions.parent), solutions)

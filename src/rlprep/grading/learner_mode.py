@@ -21,6 +21,9 @@ INSTRUCTOR_PLUGINS = (
     "@jupyter/nbgrader:create-assignment",
     "@jupyter/nbgrader:course-list",
     "@jupyter/nbgrader:menu",  # its menu links to Formgrader
+    # Validate runs only the visible tests (in the learner's kernel) and says "Success!" where "Grade yourself"
+    # (the hidden tests) may say 5/10: learners get one verdict, from grade_here().
+    "@jupyter/nbgrader:validate-assignment",
 )
 # Disabled in learner mode too: the news popup is noise.
 QUIET_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)

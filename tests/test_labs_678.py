@@ -200,9 +200,10 @@ def test_lab06_demos_run_in_smoke(monkeypatch):
     assert rows[0][1] > 10 * rows[-1][1] and rows[-1][2] > 10 * rows[0][2]  # truncation trades bias for variance
     runs = ns["runs"]
     assert set(runs) == {(0, "none"), (6, "none"), (6, "tis")}
-    on_policy = runs[(0, "none")]
-    assert max(abs(x) for x in on_policy["stats/kl_behavior"]) < 1e-5 and min(on_policy["stats/ess"]) > 0.999
-    assert max(runs[(6, "none")]["stats/kl_behavior"]) > 0.01  # stale rollouts: a real mismatch
+    on_policy = runs[(0, "none")]  # a History, like every GRPO run
+    assert max(abs(x) for x in on_policy.series("stats/kl_behavior")[1]) < 1e-5
+    assert min(on_policy.series("stats/ess")[1]) > 0.999
+    assert max(runs[(6, "none")].series("stats/kl_behavior")[1]) > 0.01  # stale rollouts: a real mismatch
 
 
 def test_lab07_demos_run_in_smoke(monkeypatch):

@@ -91,7 +91,7 @@ def test_lab01_rowwise_gae_trains_and_lambda_changes_the_advantages(setup):
         calls.append(lam)
         return loop_compute_gae(rewards, values, dones, last_value, gamma, lam)
 
-    h = _run(setup, steps=1, lam=0.0, compute_gae=counting_gae)
+    h = _run(setup, steps=1, gae_lambda=0.0, compute_gae=counting_gae)
     assert calls and set(calls) == {0.0} and "loss/value" in h[-1]
 
 

@@ -225,7 +225,7 @@ def ratio_spread(policy, tokenizer, task, config, *, group_advantages: Callable 
     trainer = GRPOTrainer(cfg, policy, tokenizer, task, group_advantages=group_advantages, grpo_loss=grpo_loss,
                           kl_k3=kl_k3)
     prompts = [ex.prompt for ex in task.sample(cfg.prompts_per_step, split="train", seed=seed)]
-    batch = trainer.prepare(*trainer.sample(prompts))
+    batch = trainer.prepare(*trainer.sample(prompts, seed=seed))
     ids, attn, mask, C = batch["input_ids"], batch["attention_mask"], batch["mask"], batch["C"]
     with torch.no_grad():
         batch["old_logp"] = completion_logprobs(trainer.policy, ids, attn, C)  # (B, C) the sampling policy

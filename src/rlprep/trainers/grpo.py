@@ -154,8 +154,8 @@ class GRPOConfig:
 
 
 class GRPOTrainer:
-    """Policy, frozen reference, optimizer and injected functions; ``step()`` does one round (:func:`train_grpo`:
-    a whole run). Subclasses change the sampling model (:meth:`sampler`) or the advantages (:meth:`token_advantages`)."""
+    """Policy, frozen reference, optimizer and injected functions; ``step()`` does one round (:func:`train_grpo`: a
+    whole run). Subclasses change the sampling model (:meth:`sampler`) or the advantages (:meth:`token_advantages`)."""
 
     def __init__(self, config: GRPOConfig, policy=None, tokenizer=None, task=None, *,
                  group_advantages: Callable | None = None, grpo_loss: Callable | None = None,
@@ -199,15 +199,15 @@ class GRPOTrainer:
         return unwrap_model(self.policy)
 
     @torch.no_grad()
-    def sample(self, prompts: list[str]):
-        """Sample G completions per prompt and score them: ``(rollout, rewards [N*G])``, groups consecutive."""
+    def sample(self, prompts: list[str], seed: int | None = None):
+        """G scored completions per prompt, seeded by ``seed`` or the run's generator: ``(rollout, rewards [N*G])``."""
         from rlprep.rollout import generate
 
         cfg = self.config
         repeated = [p for p in prompts for _ in range(cfg.group_size)]  # (N*G,) consecutive groups
         self.policy.eval()
         rollout = generate(self.sampler(), self.tokenizer, repeated, max_new_tokens=cfg.max_new_tokens,
-                           temperature=cfg.temperature, seed=int(self.rng.integers(2**31)))
+                           temperature=cfg.temperature, seed=int(self.rng.integers(2**31)) if seed is None else seed)
         self.policy.train()
         rewards = torch.tensor([float(self.task.reward(p, t)) for p, t in zip(repeated, rollout.texts)],
                                device=self.device)
@@ -253,8 +253,8 @@ class GRPOTrainer:
         t_rollout = time.perf_counter() - t0
         if not batches:  # dynamic sampling found no informative group: nothing to learn from this step
             metrics.update({"loss/policy": 0.0, "stats/grad_norm": 0.0, "stats/frac_valid_tokens": 0.0,
-                            "stats/clipfrac_one_sided": 0.0, "stats/entropy": float("nan"), "stats/kl_k3_token": float("nan"),
-                            "stats/approx_kl": 0.0, "time/rollout_s": t_rollout, "time/update_s": 0.0})
+                            "stats/clipfrac_one_sided": 0.0, "stats/entropy": float("nan"), "stats/approx_kl": 0.0,
+                            "stats/kl_k3_token": float("nan"), "time/rollout_s": t_rollout, "time/update_s": 0.0})
             return metrics
         prepared = [self.prepare(ro, rw) for ro, rw in batches]
         sums: Counter = Counter()

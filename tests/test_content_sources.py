@@ -147,3 +147,29 @@ def test_start_page_explains_the_source_question_list():
     text = "\n".join(c.source for c in nbformat.read(START_PAGE, as_version=4).cells if c.cell_type == "markdown")
     assert "source question list" in text and "原题单" in text
     assert "W01–W33" in text and "G01–G19" in text
+
+
+# Measurement logistics (dates, load averages, shared machines) belong in one "## Reproducibility" note per notebook,
+# not in the answers (issue #17; docs/authoring-notebooks.md).
+_LOGISTICS = re.compile(r"\b20\d\d-\d\d-\d\d\b|load average|load ≈|shared cores|cores shared|shared with other jobs",
+                        re.IGNORECASE)
+
+
+def logistics_outside_reproducibility(nb) -> list[str]:
+    """``cell id: match`` for every date or machine note outside the notebook's Reproducibility note."""
+    return [f"{cell.id}: {m.group(0)}" for cell in nb.cells
+            if not (cell.cell_type == "markdown" and cell.source.lstrip().startswith("## Reproducibility"))
+            for m in _LOGISTICS.finditer(cell.source)]
+
+
+def test_logistics_detector_flags_answers_and_spares_the_note():
+    answer = nbformat.v4.new_markdown_cell("**Measured (2026-11-30):** 0.82, 2 cores at load average 3."); answer.id = "a"
+    note = nbformat.v4.new_markdown_cell("## Reproducibility\n\nRun on 2026-11-30, load average 3."); note.id = "r"
+    code = nbformat.v4.new_code_cell("rng = np.random.default_rng(0)  # 2 cores"); code.id = "c"
+    nb = nbformat.v4.new_notebook(cells=[answer, note, code])
+    assert logistics_outside_reproducibility(nb) == ["a: 2026-11-30", "a: load average"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_measurement_logistics_sit_only_in_the_reproducibility_note(path):
+    assert logistics_outside_reproducibility(nbformat.read(path, as_version=4)) == []

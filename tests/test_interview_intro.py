@@ -39,7 +39,9 @@ def test_cli_intro_builds_and_saves_a_draft(tmp_path):
 def test_render_spoken_and_extras_come_from_the_bank(monkeypatch):
     monkeypatch.setenv("RLPREP_BANK", str(FIXTURE_BANK))
     spoken = render_spoken("W04")
-    assert spoken._repr_markdown_() == spoken and "> 固定测试文本。" in spoken and "字, about one minute" in spoken
+    assert spoken._repr_markdown_() == spoken and "> 固定测试文本。" in spoken
+    n = han_count("固定测试文本。")  # the fixture's W04 answer: the label gives its length and its time at 200 字/min
+    assert f"*Spoken answer: {n} 字, about {n / 200:.1f} minutes at 200 字 a minute (an interview answer fits in 2).*" in spoken
     assert "面试口述版" not in spoken                          # the notebook's heading cell is its one title
     extras = render_section_extras("W04")
     assert "1. TD 残差" in extras and "*the TD residual*" in extras

@@ -38,6 +38,6 @@ def test_notebook_executes_with_the_widget(tmp_path, monkeypatch):
     outputs = {cell.id: cell.outputs for cell in nb.cells if cell.cell_type == "code"}
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs["widget-run"])
     assert "saved: W01" in "".join(o.get("text", "") for o in outputs["widget-selfcheck"])
-    assert any("字, about one minute" in o.get("data", {}).get("text/markdown", "") for o in outputs["w01-spoken"])
+    assert any("minutes at 200 字 a minute" in o.get("data", {}).get("text/markdown", "") for o in outputs["w01-spoken"])
     assert any("image/png" in o.get("data", {}) for o in outputs["progress-plot"])
     assert (tmp_path / "home" / "history.sqlite").is_file()

@@ -11,7 +11,7 @@ Each entry lives in ``rlprep/interview/bank/<ID>.yaml`` (schema in the team brie
       - {zh: "...", en: "...", terms: ["δ", "TD residual", "TD 残差"]}
     follow_ups:                       # 2-4
       - {q: {zh: "...", en: "..."}, a: {zh: "...", en: "..."}}
-    spoken_answer_zh: "..."           # 面试口述版, about one minute
+    spoken_answer_zh: "..."           # 面试口述版, two minutes at most (SPOKEN_MAX_MINUTES)
     notebook: notebooks/02_gae.ipynb#W04
     sources: ["Schulman et al. 2015, ..., arXiv 1506.02438"]
     misconceptions: [{zh: "...", en: "..."}]   # optional
@@ -325,3 +325,15 @@ def missing_ids(bank: dict[str, Question]) -> list[str]:
 def han_count(text: str) -> int:
     """The number of Chinese (Han) characters: how the spoken answer's length is measured."""
     return sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+
+
+SPOKEN_HAN_PER_MINUTE = 200
+"""The pace a 面试口述版 is timed at: Han characters per minute at a steady interview pace (the Latin terms and
+numbers between them are not counted but take time to say)."""
+SPOKEN_MAX_MINUTES = 2
+"""A spoken answer fits two minutes (issue #17): at most ``SPOKEN_MAX_MINUTES * SPOKEN_HAN_PER_MINUTE`` Han characters."""
+
+
+def spoken_minutes(text: str) -> float:
+    """How long ``text`` takes to say, in minutes, at ``SPOKEN_HAN_PER_MINUTE``."""
+    return han_count(text) / SPOKEN_HAN_PER_MINUTE

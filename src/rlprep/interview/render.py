@@ -8,7 +8,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from rlprep.errors import RlprepError
-from rlprep.interview.bank import Question, default_bank_dir, han_count, load_bank
+from rlprep.interview.bank import (SPOKEN_HAN_PER_MINUTE, SPOKEN_MAX_MINUTES, Question, default_bank_dir, han_count,
+                                   load_bank, spoken_minutes)
 from rlprep.interview.intro import MarkdownText
 
 
@@ -31,11 +32,13 @@ def get_question(qid: str) -> Question:
 
 
 def render_spoken(qid: str) -> MarkdownText:
-    """The entry's 面试口述版 (about one minute spoken) as a Markdown block, without a title: the notebook's
-    ``#### 面试口述版`` heading cell above it is the title (docs/authoring-notebooks.md)."""
-    q = get_question(qid)
-    body = "\n".join(f"> {line}" if line.strip() else ">" for line in q.spoken_answer_zh.splitlines())
-    return MarkdownText(f"*Spoken answer: {han_count(q.spoken_answer_zh)} 字, about one minute.*\n\n{body}\n")
+    """The entry's 面试口述版 (two minutes at most) as a Markdown block headed by its length and speaking time, without a
+    title: the notebook's ``#### 面试口述版`` heading cell above it is the title (docs/authoring-notebooks.md)."""
+    text = get_question(qid).spoken_answer_zh
+    body = "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
+    label = (f"*Spoken answer: {han_count(text)} 字, about {spoken_minutes(text):.1f} minutes at {SPOKEN_HAN_PER_MINUTE} 字 "
+             f"a minute (an interview answer fits in {SPOKEN_MAX_MINUTES}).*")
+    return MarkdownText(f"{label}\n\n{body}\n")
 
 
 def render_section_extras(qid: str) -> MarkdownText:

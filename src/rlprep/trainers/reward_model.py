@@ -185,12 +185,12 @@ def label_ceiling(task, pairs, beta: float | None = None) -> dict[str, float]:
 
 def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, tokenizer=None, task=None,
                        bradley_terry_loss: Callable | None = None, callbacks: Sequence[Callable] = (),
-                       live: bool | None = None) -> tuple[RewardModel, History]:
+                       live: bool | None = None, desc: str = "reward_model") -> tuple[RewardModel, History]:
     """Train a reward model on the reviews preference pairs; returns ``(reward_model, history)``.
 
     ``bradley_terry_loss(chosen_rewards [B], rejected_rewards [B]) -> scalar`` defaults to the reference in
     ``rlprep.algos.reward_model``; a lab passes the learner's. ``history.meta`` holds the final
-    ``eval/accuracy`` and ``eval/pearson_gold``.
+    ``eval/accuracy`` and ``eval/pearson_gold``. ``desc`` labels the progress bar and the live plot.
     """
     from rlprep.tinyworld import get_task, load_policy
 
@@ -234,7 +234,7 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
 
     history.append({"step": 0, **evaluate_reward_model(rm, tokenizer, task, eval_pairs)})
     run_steps(step_fn, config.steps, model=rm, run_dir=config.run_dir, plot_keys=config.plot_keys,
-              plot_every=config.plot_every, callbacks=callbacks, desc="reward_model", live=live,
+              plot_every=config.plot_every, callbacks=callbacks, desc=desc, live=live,
               history=history, start_step=1)
     if "eval/accuracy" not in history[-1]:
         history[-1].update(evaluate_reward_model(rm, tokenizer, task, eval_pairs))

@@ -1,4 +1,4 @@
-"""Labs whose source is the notebook itself (lab06 for now): what the conversion from build_labNN.py had to keep.
+"""Labs whose source is the notebook itself (03-06): what the conversion from build_labNN.py had to keep.
 
 - the rendered source (``rendered_solution``) holds the same hidden expected values, number for number, as the
   notebook the builder wrote (``BUILT``, the last commit with the builders), and every catalogued bug loses the
@@ -22,6 +22,9 @@ from rlprep.grading.executor import score_in_process
 
 BUILT = "83c03562a4cc9cc398bb05a7db06c14c721731e5"  # solutions/ as build_lab03..06 last wrote them
 LABS = {  # lab -> reference module of its graded functions
+    "lab03_ppo_rlhf": "rlprep.algos.ppo",
+    "lab04_dpo": "rlprep.algos.dpo",
+    "lab05_grpo": "rlprep.algos.grpo",
     "lab06_importance_sampling": "rlprep.algos.importance_sampling",
 }
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d*)?(?:e[-+]?\d+)?")

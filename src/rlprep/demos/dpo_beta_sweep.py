@@ -52,7 +52,7 @@ def plot_frontier(rows: list[dict], title: str = ""):
                title="β·log π/π_ref ranks chosen above rejected")
     ax_lp.set(xlabel="DPO step", ylabel="log π(y|x) of the batch (nats)",
               title="chosen (solid) and rejected (dashed) log-probs")
-    for a in (ax, ax_lp):
+    for a in (ax, ax_lp) if rows else ():
         a.legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()

@@ -24,8 +24,7 @@ from rlprep.grading.executor import score_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = {  # lab -> (catalog module, reference module, builder module or None once the source is the notebook)
-    "lab06_importance_sampling": ("catalog.lab06_importance_sampling", "rlprep.algos.importance_sampling",
-                                  "rlprep.grading.build_lab06"),
+    "lab06_importance_sampling": ("catalog.lab06_importance_sampling", "rlprep.algos.importance_sampling", None),
     "lab07_infonce": ("catalog.lab07_infonce", "rlprep.algos.infonce", None),
     "lab08_image_diff": ("catalog.lab08_image_diff", "rlprep.algos.image_diff", None),
 }
@@ -193,21 +192,23 @@ def run_demos(lab, monkeypatch, skip=("grade-self",)):
     return ns
 
 
-def test_lab06_demos_run_in_smoke(monkeypatch):
+def test_lab06_demos_run_in_smoke(monkeypatch, capsys):
     import numpy as np
 
     ns = run_demos("lab06_importance_sampling", monkeypatch)
-    gauss_var = ns["gauss_var"]
+    gauss_var = ns["variance"]["gauss_var"]
     assert gauss_var[0] == pytest.approx(0.0, abs=1e-12) and gauss_var[4] > 5 * gauss_var[2] > 0  # grows with KL
-    assert np.all(np.diff(ns["seq_kl"]) > 0) and ns["seq_var"][-1] > ns["seq_var"][1]
-    rows = ns["rows"]  # (clip, bias^2, variance), clip ascending then None
-    assert rows[0][1] > 10 * rows[-1][1] and rows[-1][2] > 10 * rows[0][2]  # truncation trades bias for variance
+    assert np.all(np.diff(ns["variance"]["seq_kl"]) > 0) and ns["variance"]["seq_var"][-1] > ns["variance"]["seq_var"][1]
+    tradeoff = ns["tradeoff"]  # clip ascending, then None (ordinary IS)
+    assert tradeoff["bias2"][0] > 10 * tradeoff["bias2"][-1] and tradeoff["var"][-1] > 10 * tradeoff["var"][0]
     runs = ns["runs"]
     assert set(runs) == {(0, "none"), (6, "none"), (6, "tis")}
-    on_policy = runs[(0, "none")]  # a History, like every GRPO run
+    on_policy = runs[(0, "none")]
     assert max(abs(x) for x in on_policy.series("stats/kl_behavior")[1]) < 1e-5
     assert min(on_policy.series("stats/ess")[1]) > 0.999
     assert max(runs[(6, "none")].series("stats/kl_behavior")[1]) > 0.01  # stale rollouts: a real mismatch
+    out = capsys.readouterr().out
+    assert "smoke profile" in out and "too small to learn" in out and "k=6, TIS (clip 2)" in out
 
 
 def demo_cells_are_short(lab):

@@ -11,6 +11,7 @@ Estimates go through ``rlprep.algos.importance_sampling.is_estimate`` (the lab06
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 import torch
@@ -78,3 +79,88 @@ def mismatch_logprobs(n_seqs: int, length: int, vocab: int = 64, noise: float = 
     lp_train, lp_roll = torch.log_softmax(z, -1), torch.log_softmax(z_roll, -1)
     tokens = torch.multinomial(lp_roll.exp().view(-1, vocab), 1, generator=gen).view(n_seqs, length, 1)  # (N, T, 1)
     return {"logp_train": lp_train.gather(-1, tokens).squeeze(-1), "logp_rollout": lp_roll.gather(-1, tokens).squeeze(-1)}
+
+
+# lab06's toys: the learner's importance_weights / is_estimate passed in, with a known truth ----------------------
+def variance_vs_kl(importance_weights: Callable, n_samples: int = 20_000, vocab: int = 16, length: int = 8,
+                   seed: int = 0, show: bool = True) -> dict[str, list[float]]:
+    """Sample Var_μ[w] of ``importance_weights`` against KL(π‖μ), for Gaussians and for token sequences.
+
+    Gaussians: μ = N(0, 1), π = N(δ, 1), δ ∈ [0, 2.5]: KL = δ²/2 and Var[w] = e^{2 KL} − 1 exactly (drawn dashed).
+    Sequences: ``length`` tokens over ``vocab``; π's logits are μ's plus s·noise, the sequence weight is the
+    product of the per-token ratios and the sequence KL the sum of the per-token KLs.
+    Returns ``{"gauss_kl", "gauss_var", "seq_kl", "seq_var"}`` and draws them (log-y) when ``show``.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(n_samples, generator=gen, dtype=torch.float64)  # (N,) samples from μ = N(0, 1)
+    deltas = torch.linspace(0.0, 2.5, 11, dtype=torch.float64).tolist()
+    gauss_kl = [d * d / 2 for d in deltas]
+    gauss_var = [float(importance_weights(-0.5 * (x - d) ** 2, -0.5 * x ** 2).var()) for d in deltas]
+    base = torch.randn(length, vocab, generator=gen, dtype=torch.float64)  # (T, V) μ's logits per position
+    noise = torch.randn(length, vocab, generator=gen, dtype=torch.float64)  # (T, V)
+    pos = torch.arange(length)
+    seq_kl, seq_var = [], []
+    for s in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+        log_mu, log_pi = base.log_softmax(-1), (base + s * noise).log_softmax(-1)  # (T, V) each
+        tokens = torch.multinomial(log_mu.exp(), n_samples, replacement=True, generator=gen).T  # (N, T)
+        lp_pi, lp_mu = log_pi[pos, tokens].sum(-1), log_mu[pos, tokens].sum(-1)  # (N,) sequence log-probs
+        seq_kl.append(float((log_pi.exp() * (log_pi - log_mu)).sum()))  # KL(π‖μ) summed over T
+        seq_var.append(float(importance_weights(lp_pi, lp_mu).var()))
+    out = {"gauss_kl": gauss_kl, "gauss_var": gauss_var, "seq_kl": seq_kl, "seq_var": seq_var}
+    if show:
+        import matplotlib.pyplot as plt
+
+        grid = np.linspace(0, max(gauss_kl + seq_kl), 50)
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.plot(gauss_kl, gauss_var, "o", label="Gaussians: sample Var[w]")
+        ax.plot(grid, np.expm1(2 * grid), "k--", label="Gaussians: exact e^(2 KL) − 1")
+        ax.plot(seq_kl, seq_var, "s-", label=f"{length}-token sequences: sample Var[w]")
+        ax.set_yscale("symlog", linthresh=0.1)
+        ax.set_xlabel("KL(π ‖ μ)  (nats)")
+        ax.set_ylabel("Var_μ[w]  (w = π/μ, unitless)")
+        ax.set_title(f"Importance-weight variance against KL ({n_samples} samples)")
+        ax.legend()
+        plt.show()
+        print("A toy with an exact answer: the same in every profile. Exact: KL 0.5 -> Var[w] = e^1 - 1 = 1.7; "
+              "KL 2 -> e^4 - 1 = 54.")
+    return out
+
+
+def truncation_tradeoff(is_estimate: Callable, delta: float = 1.5, batch: int = 64, n_batches: int = 500,
+                        clips=(0.5, 1.0, 2.0, 4.0, 8.0, 16.0, None), seed: int = 1,
+                        show: bool = True) -> dict[str, list]:
+    """Bias², variance and MSE of ``is_estimate`` of E_π[x] = δ across ``n_batches`` batches, per truncation C.
+
+    μ = N(0, 1), π = N(δ, 1), f(x) = x. ``clip=None`` is ordinary IS (unbiased). Returns ``{"clip": [...],
+    "bias2": [...], "var": [...], "snis_bias2": float, "snis_var": float}``; prints the table and draws it.
+    """
+    xs = gaussian_samples(delta, batch, n_batches, seed)["x"]  # (M, N) samples from μ
+
+    def spread(**kwargs) -> tuple[float, float]:
+        ests = np.array([is_estimate(x, -0.5 * (x - delta) ** 2, -0.5 * x ** 2, **kwargs) for x in xs])  # (M,)
+        return float((ests.mean() - delta) ** 2), float(ests.var())
+
+    rows = [spread(clip=c) for c in clips]
+    snis = spread(self_normalized=True)
+    out = {"clip": list(clips), "bias2": [r[0] for r in rows], "var": [r[1] for r in rows],
+           "snis_bias2": snis[0], "snis_var": snis[1]}
+    if show:
+        import matplotlib.pyplot as plt
+
+        labels = ["inf" if c is None else f"{c:g}" for c in clips]
+        print(f"{'clip C':>8} {'bias^2':>9} {'variance':>9} {'MSE':>9}")
+        for label, (b2, v) in zip(labels + ["SNIS"], rows + [snis]):
+            print(f"{label:>8} {b2:9.4f} {v:9.4f} {b2 + v:9.4f}")
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.plot(labels, out["bias2"], "o-", label="bias²")
+        ax.plot(labels, out["var"], "s-", label="variance")
+        ax.plot(labels, [b + v for b, v in rows], "k--", label="MSE")
+        ax.axhline(sum(snis), color="gray", lw=1, label="self-normalized IS, MSE")
+        ax.set_yscale("log")
+        ax.set_xlabel("truncation level C  (w -> min(w, C); inf = ordinary IS)")
+        ax.set_ylabel("squared error of the estimate of E_π[x]  (x units²)")
+        ax.set_title(f"Truncated IS, δ = {delta}, {batch} samples per batch, {n_batches} batches")
+        ax.legend()
+        plt.show()
+        print("A toy with an exact answer: the same in every profile.")
+    return out

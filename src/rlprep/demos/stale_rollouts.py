@@ -31,6 +31,7 @@ from typing import Callable
 
 import torch
 
+from rlprep.demos.lab_runs import profile_note, record_cli, save_record
 from rlprep.live import History
 from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer, train_grpo
@@ -165,3 +166,89 @@ def staleness_sweep(profile: str | Profile | None = None, staleness=(0, 6), corr
             cfg = StaleGRPOConfig.for_profile(profile, staleness=k, correction=correction, **overrides)
             runs[(k, correction)] = run_stale_grpo(cfg, progress=progress, importance_weights=importance_weights)
     return runs
+
+
+RECORD = "lab06_stale"
+LABELS = {"none": "no correction", "tis": "TIS (clip 2)"}
+
+
+def run_label(k: int, correction: str) -> str:
+    return "on-policy" if k == 0 else f"k={k}, {LABELS.get(correction, correction)}"
+
+
+def plot_sweep(runs: dict[tuple[int, str], History], title: str = ""):
+    """Accuracy, behavior-policy KL and token-weight ESS against the GRPO step, one line per run."""
+    import matplotlib.pyplot as plt
+
+    from rlprep.metrics import unit
+
+    panels = [("eval/accuracy", "held-out greedy accuracy"), ("stats/kl_behavior", "behavior-policy mismatch"),
+              ("stats/ess", "token-weight ESS")]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for ax, (key, panel_title) in zip(axes, panels):
+        for (k, corr), h in runs.items():
+            ax.plot(*h.series(key), "o-" if key == "eval/accuracy" else "-", label=run_label(k, corr))
+        ax.set_title(panel_title)
+        ax.set_xlabel("GRPO step")
+        ax.set_ylabel(f"{key} ({unit(key)})")
+        ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def summary(runs: dict[tuple[int, str], History]) -> dict[str, float]:
+    """Per run ``<k>_<correction>_start`` / ``_end`` (held-out accuracy), ``_kl`` (mean KL(μ‖π_θ)), ``_ess`` (min)."""
+    out: dict[str, float] = {}
+    for (k, corr), h in runs.items():
+        _, acc = h.series("eval/accuracy")
+        _, kl = h.series("stats/kl_behavior")
+        _, ess = h.series("stats/ess")
+        out.update({f"k{k}_{corr}_start": acc[0], f"k{k}_{corr}_end": acc[-1],
+                    f"k{k}_{corr}_kl": sum(kl) / len(kl), f"k{k}_{corr}_ess": min(ess)})
+    return out
+
+
+def stale_demo(importance_weights: Callable | None = None, profile: str | Profile | None = None,
+               staleness=(0, 6), progress: bool | None = None, record: bool = False, show: bool = True,
+               **overrides) -> dict[tuple[int, str], History]:
+    """lab06's GPT-2 demo: :func:`staleness_sweep` with the learner's ``importance_weights``, a table and a plot.
+
+    Prints what the active profile will show, trains each run with a live progress line named after it
+    (``grpo k=6 tis``), prints held-out accuracy start -> end, mean KL(μ‖π_θ) and the lowest ESS per run, and
+    plots them against the step. ``record=True`` writes ``records/lab06_stale.json`` (the figures lab06 quotes).
+    """
+    import time
+
+    import matplotlib.pyplot as plt
+
+    from rlprep.demos.lab_runs import profile_note, save_record
+
+    p = profile if isinstance(profile, Profile) else get_profile(profile)
+    cfg = StaleGRPOConfig.for_profile(p, **overrides)
+    print(profile_note(f"GRPO on {cfg.steps}-step runs with staleness k in {tuple(staleness)}", p))
+    t0 = time.perf_counter()
+    runs = staleness_sweep(p, staleness=staleness, progress=progress, importance_weights=importance_weights,
+                           **overrides)
+    wall = time.perf_counter() - t0
+    stats = summary(runs)
+    print(f"{'run':>22} {'accuracy start -> end':>22} {'mean KL(mu||pi)':>16} {'min ESS':>8}")
+    for k, corr in runs:
+        s = {name: stats[f"k{k}_{corr}_{name}"] for name in ("start", "end", "kl", "ess")}
+        print(f"{run_label(k, corr):>22} {s['start']:>10.2f} -> {s['end']:<9.2f} {s['kl']:>16.3f} {s['ess']:>8.2f}")
+    plot_sweep(runs, f"GRPO on k-step-stale rollouts ({p.name} profile, {cfg.steps} steps, seed {cfg.seed})")
+    if show:
+        plt.show()
+    if record:
+        save_record(RECORD, {**stats, "steps": cfg.steps, "seed": cfg.seed, "wall_s": round(wall, 1)},
+                    "rlprep.demos.stale_rollouts", p)
+    return runs
+
+
+def main(argv=None) -> int:
+    """``python -m rlprep.demos.stale_rollouts --record``: the lab's run with the reference functions, recorded."""
+    return record_cli("rlprep.demos.stale_rollouts", RECORD, stale_demo, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

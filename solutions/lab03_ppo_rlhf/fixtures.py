@@ -1,0 +1,65 @@
+"""Hidden cases of lab03 (PPO-RLHF): seeded ragged [4, 7] batches (right padding holds junk) and the answers of
+the references in ``rlprep.algos.ppo`` on them, gradients included.
+
+The lab's hidden tests write e.g. ``masked_mean({{ x }}, {{ mask }})`` and compare with ``{{ mm }}``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rlprep.algos import ppo
+
+
+def right_padded(lengths, T) -> torch.Tensor:
+    return (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).double()  # (B, T)
+
+
+def loss_and_grad(fn, wrt, **kw):
+    """``fn(**kw)`` and its gradient wrt the arguments named in ``wrt``."""
+    kw = {k: (v.clone().requires_grad_(True) if k in wrt else v) for k, v in kw.items()}
+    out = fn(**kw)
+    grads = torch.autograd.grad(out, [kw[k] for k in wrt])
+    return float(out.detach()), dict(zip(wrt, grads))
+
+
+def fixtures() -> dict:
+    gen = torch.Generator().manual_seed(20261130)
+
+    def randn(*shape, scale=1.0):
+        return torch.round(torch.randn(*shape, generator=gen, dtype=torch.float64) * scale, decimals=3)
+
+    B, T = 4, 7
+    mask = right_padded([7, 3, 5, 1], T)  # (B, T): one full row, one single-token row
+    x = randn(B, T) + 50.0 * (1 - mask)  # padding far from the valid values
+    logp, ref_logp = randn(B, T, scale=0.5) - 1.0, randn(B, T, scale=0.5) - 1.0
+    score = randn(B, scale=2.0)  # (B,)
+    rewards, values = randn(B, T), randn(B, T)
+    rewards2, values2 = randn(B, T), randn(B, T)
+    mask2 = right_padded([2, 7, 4, 6], T)
+    logp_old = randn(B, T, scale=0.5) - 1.0
+    logp_new = logp_old + randn(B, T, scale=0.3)  # ratios both inside and outside [1 - eps, 1 + eps]
+    adv = randn(B, T)
+    v_old = randn(B, T)
+    v_new = v_old + randn(B, T, scale=0.4)
+    returns = randn(B, T)
+
+    pl, pg = loss_and_grad(ppo.ppo_clip_loss, ("logp_new",), logp_new=logp_new, logp_old=logp_old, advantages=adv,
+                           mask=mask, clip_eps=0.2)
+    vl, vg = loss_and_grad(ppo.value_loss, ("values",), values=v_new, old_values=v_old, returns=returns, mask=mask,
+                           clip_range=0.2)
+    a1, r1 = ppo.compute_gae_tokens(rewards, values, mask, gamma=0.9, lam=0.8)
+    a2, r2 = ppo.compute_gae_tokens(rewards2, values2, mask2)
+    return {
+        "mask": mask, "mask2": mask2, "x": x, "mm": float(ppo.masked_mean(x, mask)),
+        "mm2": float(ppo.masked_mean(x, mask2)),
+        "score": score, "logp": logp, "ref_logp": ref_logp,
+        "kl": ppo.kl_penalized_rewards(score, logp, ref_logp, mask, 0.1),
+        "kl0": ppo.kl_penalized_rewards(score, logp, ref_logp, mask2, 0.0),
+        "rewards": rewards, "values": values, "adv1": a1, "ret1": r1 * mask,
+        "rewards2": rewards2, "values2": values2, "adv2": a2, "ret2": r2 * mask2,
+        "logp_old": logp_old, "logp_new": logp_new, "adv": adv, "pl": pl, "pg": pg["logp_new"],
+        "pl1": float(ppo.ppo_clip_loss(logp_new, logp_old, adv, mask2, clip_eps=0.1)),
+        "v_old": v_old, "v_new": v_new, "returns": returns, "vl": vl, "vg": vg["values"],
+        "vl1": float(ppo.value_loss(v_new, v_old, returns, mask2, clip_range=0.1)),
+    }

@@ -1,0 +1,38 @@
+"""Hidden cases of lab04 (DPO): a seeded [3, 5, 6] batch of logits for ``sequence_logprobs`` (all positions
+scored, then prompt and padding masked) and two seeded batches of four pairs' log-probs for ``dpo_loss``.
+
+The lab's hidden tests write ``sequence_logprobs({{ slp.logits }}, {{ slp.labels }}, {{ slp.full }})`` and compare
+with ``{{ slp.full_logps }}``; ``{{ pairs_p.args }}`` is the tuple of the four log-prob tensors.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rlprep.algos.dpo import dpo_loss, sequence_logprobs
+
+
+def pairs(seed: int) -> tuple:
+    """(policy_chosen, policy_rejected, ref_chosen, ref_rejected): four [4] tensors of log-probs around -10."""
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.round((-10 + 4 * torch.randn(4, generator=gen, dtype=torch.float64)) * 100) / 100
+                 for _ in range(4))
+
+
+def fixtures() -> dict:
+    gen = torch.Generator().manual_seed(20261130)
+    B, T, V = 3, 5, 6
+    logits = torch.round(torch.randn(B, T, V, generator=gen, dtype=torch.float64) * 1000) / 1000  # (B, T, V)
+    labels = torch.randint(0, V, (B, T), generator=gen)  # (B, T)
+    full = torch.ones(B, T, dtype=torch.long)  # (B, T)
+    ragged = torch.tensor([[0, 0, 1, 1, 1], [0, 1, 1, 1, 0], [1, 1, 1, 1, 1]])  # prompt zeros, right padding
+    labels_ragged = torch.where(ragged.bool(), labels, torch.full_like(labels, -100))  # (B, T)
+    p, q = pairs(1), pairs(2)
+    return {
+        "slp": {"logits": logits, "labels": labels, "full": full, "ragged": ragged, "labels_ragged": labels_ragged,
+                "full_logps": sequence_logprobs(logits, labels, full),
+                "ragged_logps": sequence_logprobs(logits, labels_ragged, ragged)},
+        "pairs_p": {"pc": p[0], "pr": p[1], "rc": p[2], "rr": p[3],
+                    "loss_beta_01": dpo_loss(*p, beta=0.1), "loss_beta_05": dpo_loss(*p, beta=0.5)},
+        "pairs_q": {"pc": q[0], "pr": q[1], "rc": q[2], "rr": q[3], "loss_default": dpo_loss(*q)},
+    }

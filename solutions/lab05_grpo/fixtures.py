@@ -1,0 +1,45 @@
+"""Hidden cases of lab05 (GRPO): three groups of five continuous rewards for ``group_advantages``, random
+log-probs for ``kl_k3``, and a ragged off-policy [4, 6] batch for ``grpo_loss`` (clip, KL, both aggregations).
+
+The lab's hidden tests write e.g. ``group_advantages({{ rewards }}, 5)`` and compare with ``{{ ga_group }}``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rlprep.algos.grpo import group_advantages, grpo_loss, kl_k3
+
+
+def fixtures() -> dict:
+    gen = torch.Generator().manual_seed(20261201)
+
+    def rnd(*shape, scale=1.0, shift=0.0):
+        return torch.round((shift + scale * torch.randn(*shape, generator=gen, dtype=torch.float64)) * 1000) / 1000
+
+    rewards = rnd(15)  # (N*G,): N = 3 groups of G = 5, continuous rewards
+    B, T = 4, 6
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0]],
+                        dtype=torch.float64)  # (B, T) ragged, every row has >= 1 valid token
+    old = rnd(B, T, scale=0.8, shift=-1.5)  # (B, T)
+    new = torch.round((old + 0.3 * torch.randn(B, T, generator=gen, dtype=torch.float64)) * 1000) / 1000
+    ref = torch.round((old + 0.3 * torch.randn(B, T, generator=gen, dtype=torch.float64)) * 1000) / 1000
+    adv = rnd(B)  # (B,)
+    logp_k3, ref_k3 = rnd(3, 4, shift=-1.0), rnd(3, 4, shift=-1.0)
+
+    def loss(**kw) -> float:
+        return float(grpo_loss(new, old, adv, mask, **kw))
+
+    return {
+        "rewards": rewards,
+        "ga_group": group_advantages(rewards, 5), "ga_batch": group_advantages(rewards, 5, scale="batch"),
+        "ga_none": group_advantages(rewards, 5, scale="none"),
+        "ga_eps": group_advantages(rewards, 5, scale="group", eps=0.5),
+        "k3_logp": logp_k3, "k3_ref": ref_k3, "k3": kl_k3(logp_k3, ref_k3),
+        "new": new, "old": old, "ref": ref, "adv": adv, "mask": mask,
+        "clip_token": loss(eps_low=0.2, eps_high=0.28, aggregation="token"),
+        "clip_sequence": loss(eps_low=0.2, eps_high=0.28, aggregation="sequence"),
+        "kl_token": loss(beta=0.04, ref_logp=ref, aggregation="token"),
+        "kl_sequence": loss(beta=0.04, ref_logp=ref, aggregation="sequence"),
+        "default": loss(),
+    }

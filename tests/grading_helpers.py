@@ -46,3 +46,22 @@ def reference_answer() -> str:
 
     return reference_source("rlprep.algos.gae:compute_gae").replace("    ### BEGIN SOLUTION\n", "").replace(
         "\n    ### END SOLUTION", "")
+
+
+def hidden_block(source: str) -> str:
+    """The hidden-test block of a test cell's source ('' when it has none)."""
+    return source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0] if "HIDDEN" in source else ""
+
+
+def notebook_at(commit: str, lab: str):
+    """``solutions/<lab>/<lab>.ipynb`` as it was at ``commit`` (skips where git history is not at hand)."""
+    import subprocess
+
+    import pytest
+
+    try:
+        text = subprocess.run(["git", "show", f"{commit}:solutions/{lab}/{lab}.ipynb"], cwd=ROOT, check=True,
+                              capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip(f"git history with commit {commit[:8]} is not available (a shallow clone?)")
+    return nbformat.reads(text, as_version=4)

@@ -97,7 +97,8 @@ def test_value_loss_inside_clip_range_is_half_mse():
     lambda: group_advantages(torch.zeros(8), 4, scale="groups"),
     lambda: grpo_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2), torch.ones(2, 3), beta=0.1),
     lambda: grpo_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2), torch.ones(2, 3), aggregation="seq"),
-    lambda: grpo_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2, 3), torch.ones(2, 3)),
+    lambda: grpo_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2, 4), torch.ones(2, 3)),  # [B, T] is fine
+    lambda: grpo_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(3), torch.ones(2, 3)),
     lambda: diagnose_zero_loss({"loss": 0.0}),
     lambda: importance_weights(torch.zeros(3), torch.zeros(4)),
     lambda: importance_weights(torch.zeros(3), torch.zeros(3), clip=0.0),

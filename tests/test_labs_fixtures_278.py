@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import importlib
 import re
-import subprocess
 
 import nbformat
 import numpy as np
 import pytest
 
-from grading_helpers import ROOT
+from grading_helpers import ROOT, hidden_block, notebook_at
 from rlprep.grading import templating
 from rlprep.grading.executor import score_in_process
 
@@ -27,18 +26,8 @@ NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:e[-+]?\d+)?")
 pytestmark = pytest.mark.filterwarnings("ignore:Object of type")
 
 
-def hidden_block(source: str) -> str:
-    return source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0] if "HIDDEN" in source else ""
-
-
 def built_notebook(lab):
-    """The builder's notebook at ``BUILT``; skips where the checkout has no such history (a shallow clone)."""
-    try:
-        text = subprocess.run(["git", "show", f"{BUILT}:solutions/{lab}/{lab}.ipynb"], cwd=ROOT, check=True,
-                              capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip(f"git history with commit {BUILT[:8]} is not available")
-    return nbformat.reads(text, as_version=4)
+    return notebook_at(BUILT, lab)
 
 
 def implementations(lab) -> tuple[dict, dict]:

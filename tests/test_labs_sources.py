@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import importlib
 import re
-import subprocess
 
 import nbformat
 import pytest
 
-from grading_helpers import ROOT
+from grading_helpers import ROOT, hidden_block, notebook_at
 from rlprep.grading import templating
 from rlprep.grading.executor import score_in_process
 
@@ -35,18 +34,8 @@ def role(cell):
     return cell.get("metadata", {}).get("rlprep", {}).get("role")
 
 
-def hidden_block(source: str) -> str:
-    return source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0] if "HIDDEN" in source else ""
-
-
 def built_notebook(lab):
-    """The builder-era notebook, from git (skipped where the history is not at hand, e.g. a shallow clone)."""
-    try:
-        text = subprocess.run(["git", "show", f"{BUILT}:solutions/{lab}/{lab}.ipynb"], cwd=ROOT, check=True,
-                              capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip(f"git history with {BUILT[:7]} is not available")
-    return nbformat.reads(text, as_version=4)
+    return notebook_at(BUILT, lab)
 
 
 def functions(lab, **override):

@@ -97,19 +97,22 @@ def test_authoring_rejects_bad_ids():
 
 
 def test_literals_round_trip_exactly():
-    """Hidden tests paste expected values as literals: evaluating one gives back the very same numbers."""
+    """Hidden tests hold the fixtures' values as literals: evaluating one gives back the very same numbers."""
     import numpy as np
     import torch
 
     x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64) / 3
-    cases = [(x, x), (x.float(), x.float().double()), (x[0].numpy(), x[0]), (x.clone().requires_grad_(), x)]
-    for value, expected in cases:
-        back = eval(authoring.tensor_literal(value), {"torch": torch})  # noqa: S307 - our own literal
-        assert back.dtype == torch.float64 and torch.equal(back, expected)
-    ints = eval(authoring.tensor_literal(torch.tensor([[1, 2], [3, 4]])), {"torch": torch})  # noqa: S307
-    assert ints.dtype == torch.int64 and ints.tolist() == [[1, 2], [3, 4]]
-    assert "dtype=torch.float32" in authoring.tensor_literal([0.5], dtype="torch.float32")
-    assert float(authoring.float_literal(np.float32(1 / 3))) == float(np.float32(1 / 3))
+    namespace = {"torch": torch, "np": np}
+    for value in (x, x.float(), x.clone().requires_grad_(), torch.tensor([[1, 2], [3, 4]])):
+        back = eval(templating.literal(value), namespace)  # noqa: S307 - our own literal
+        assert back.dtype == value.dtype and torch.equal(back, value.detach())
+    arr = x[0].numpy()
+    back = eval(templating.literal(arr), namespace)  # noqa: S307
+    assert back.dtype == arr.dtype and np.array_equal(back, arr)
+    assert float(eval(templating.literal(np.float32(1 / 3)))) == float(np.float32(1 / 3))  # noqa: S307
+    case = {"adv": arr, "gamma": 0.99, "pair": (1, None)}
+    assert str(eval(templating.literal(case), namespace)) == str(case)  # noqa: S307
+
 
 def test_lab01_chain_demo_cells_are_short_calls_that_run(monkeypatch):
     """The chain demo cells are 1-5 lines into rlprep.demos and run with the reference answer."""

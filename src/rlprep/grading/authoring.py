@@ -23,7 +23,6 @@ import textwrap
 from pathlib import Path
 
 import nbformat
-import numpy as np
 
 from rlprep.paths import repo_root
 
@@ -43,24 +42,6 @@ def _nbgrader(grade_id: str, *, grade: bool, solution: bool, locked: bool, point
     if points is not None:
         meta["points"] = points
     return meta
-
-
-def float_literal(x) -> str:
-    """A number as a float literal for a hidden test (``repr`` round-trips the full precision)."""
-    return repr(float(x))
-
-
-def tensor_literal(x, dtype: str = "torch.float64") -> str:
-    """A tensor or array (any shape) as a ``torch.tensor(...)`` literal with full precision; ints stay ints.
-
-    Hidden tests hold expected values as literals like these, never the code that computed them.
-    """
-    if hasattr(x, "detach"):  # a torch tensor (torch is not imported here: release stays light)
-        x = x.detach().cpu().numpy()
-    arr = np.asarray(x)
-    if arr.dtype.kind in "iu":
-        return f"torch.tensor({arr.tolist()!r})"
-    return f"torch.tensor({np.asarray(arr, dtype=np.float64).tolist()!r}, dtype={dtype})"
 
 
 def md(cell_id: str, text: str, locked: bool = False) -> nbformat.NotebookNode:

@@ -103,9 +103,6 @@ class LearnerKernel:
                 pass
         self.km = self.kc = None
 
-    def alive(self) -> bool:
-        return self.km is not None and self.km.is_alive()
-
     def restart(self, timeout: float = 30) -> None:
         """Start a fresh K and replay the cells that had run cleanly, within the deadline; give up after
         ``max_restarts``."""

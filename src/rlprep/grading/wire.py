@@ -182,7 +182,7 @@ def _read_untrusted(path: Path, limit: int) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes; links, FIFOs and larger files are refused."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
+    except FileNotFoundError:  # no result written: the caller says so
         raise
     except OSError as err:
         raise WireError(f"{Path(path).name} cannot be opened as a plain file ({err.strerror})") from None

@@ -24,46 +24,12 @@ import time
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
+from rlprep.algos.distill_losses import forward_kl_per_token, reverse_kl_per_token
 from rlprep.live import History
 from rlprep.rollout import generate, position_ids_from_mask
 
 MODES = ("forward", "reverse")
-
-
-def _log_probs(student_logits: torch.Tensor, teacher_logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(log q_S, log p_T), both [B, T, V] float32, after checking the two logits have the same shape."""
-    if student_logits.shape != teacher_logits.shape:
-        raise ValueError(f"student and teacher logits must have the same [B, T, V] shape, got "
-                         f"{tuple(student_logits.shape)} and {tuple(teacher_logits.shape)}")
-    return F.log_softmax(student_logits.float(), dim=-1), F.log_softmax(teacher_logits.float(), dim=-1)
-
-
-def forward_kl_per_token(student_logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
-    """KL(p_T || q_S) at each position: Σ_v p_T(v) (log p_T(v) − log q_S(v)).
-
-    Args:
-        student_logits: [B, T, V] logits of the student q_S.
-        teacher_logits: [B, T, V] logits of the teacher p_T (detached by the caller).
-    Returns:
-        [B, T] float32, ≥ 0. Mass-covering: large where the teacher has mass the student lacks.
-    """
-    log_q, log_p = _log_probs(student_logits, teacher_logits)  # (B, T, V) each
-    return (log_p.exp() * (log_p - log_q)).sum(-1)
-
-
-def reverse_kl_per_token(student_logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
-    """KL(q_S || p_T) at each position: Σ_v q_S(v) (log q_S(v) − log p_T(v)) (MiniLLM, arXiv 2306.08543, Eq. 1).
-
-    Args:
-        student_logits: [B, T, V] logits of the student q_S.
-        teacher_logits: [B, T, V] logits of the teacher p_T (detached by the caller).
-    Returns:
-        [B, T] float32, ≥ 0. Mode-seeking: large where the student puts mass the teacher does not.
-    """
-    log_q, log_p = _log_probs(student_logits, teacher_logits)  # (B, T, V) each
-    return (log_q.exp() * (log_q - log_p)).sum(-1)
 
 
 DIVERGENCES = {"forward": forward_kl_per_token, "reverse": reverse_kl_per_token}

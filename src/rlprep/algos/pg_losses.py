@@ -1,0 +1,287 @@
+"""The policy-gradient atlas: one baseline and one loss per variant, chosen by name (notebook 13, bank A01-A08).
+
+Two registries share their keys, so a trainer picks a variant with one name and no if/elif chain::
+
+    advantages = PG_ADVANTAGES[name](rewards, group_size)            # [N*G] -> [N*G]
+    loss = PG_LOSSES[name](logp_new, logp_old, advantages, mask)     # scalar
+
+Layout as in ``rlprep.algos.grpo``: ``rewards`` is a flat [N*G] tensor of N consecutive groups of G completions of
+one prompt; per-token tensors are [B, T] with B = N*G rows over completion tokens; ``mask`` is 1 on valid completion
+tokens. ``logp_new`` carries the gradient; ``logp_old`` (the sampler's log-probs) and ``advantages`` are constants.
+What the variants change, side by side:
+
+| variant | baseline | ratio | clipping | aggregation |
+|---|---|---|---|---|
+| reinforce | batch mean | none (on-policy) | none | mean over sequences of the summed log-prob |
+| rloo | leave-one-out group mean | sequence | PPO clip on the sequence ratio | mean over sequences |
+| grpo | group mean / std | token | PPO clip | mean over sequences of token means |
+| dr_grpo | group mean | token | PPO clip | token sum / (B * max length) |
+| dapo | group mean / std | token | clip-higher | token mean over the batch |
+| gspo | group mean / std | sequence (geometric mean) | PPO clip, tiny range | mean over sequences |
+| cispo | group mean / std | token, clipped and detached | on the weight, not the update | token mean over the batch |
+| sapo | group mean / std | token | none: a sigmoid gate | mean over sequences of token means |
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rlprep.algos.grpo import group_advantages, grpo_loss, kl_k3
+
+
+# Baselines -----------------------------------------------------------------------------------------------------
+def batch_mean_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """REINFORCE with a baseline (Williams 1992): A_i = r_i - mean of the whole batch's rewards.
+
+    A baseline that does not depend on the sampled action leaves the policy gradient unbiased and lowers its
+    variance. The batch mean includes r_i itself, a small bias of order 1/B that the leave-one-out baseline removes.
+
+    Args:
+        rewards: [N*G] float rewards. group_size: G (unused: the baseline ignores the groups).
+
+    Returns:
+        [N*G] detached advantages.
+    """
+    if rewards.ndim != 1 or rewards.numel() < 2:
+        raise ValueError(f"rewards must be a flat [B] tensor with B >= 2, got shape {tuple(rewards.shape)}")
+    r = rewards.detach()
+    return r - r.mean()
+
+
+def leave_one_out_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """RLOO's baseline (Ahmadian et al. 2024, arXiv 2402.14740; Kool et al. 2019): the mean of the other G - 1 rewards.
+
+    A_i = r_i - 1/(G-1) sum_{j != i} r_j = G/(G-1) * (r_i - mean_j r_j). The baseline is independent of y_i, so the
+    estimator is unbiased; no std division. Equals TRL 1.16's RLOOTrainer advantages (normalize_advantages=False).
+
+    Args:
+        rewards: [N*G] float rewards, groups consecutive. group_size: G >= 2.
+
+    Returns:
+        [N*G] detached advantages.
+    """
+    if rewards.ndim != 1 or group_size < 2 or rewards.numel() % group_size != 0:
+        raise ValueError(f"rewards must be a flat [N*G] tensor with G = group_size >= 2 dividing its length; "
+                         f"got shape {tuple(rewards.shape)} and group_size={group_size}")
+    grouped = rewards.detach().view(-1, group_size)  # (N, G)
+    others = (grouped.sum(dim=1, keepdim=True) - grouped) / (group_size - 1)  # (N, G) mean of the other G-1
+    return (grouped - others).view(-1)
+
+
+def group_std_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """GRPO's baseline: (r_i - group mean) / (group std + 1e-4) (arXiv 2402.03300, Sec. 4.1.2); see group_advantages."""
+    return group_advantages(rewards, group_size, scale="group")
+
+
+def group_mean_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """Dr. GRPO's baseline: r_i - group mean, no std division (Liu et al. 2025, arXiv 2503.20783): a prompt whose
+    rewards barely vary is no longer up-weighted."""
+    return group_advantages(rewards, group_size, scale="none")
+
+
+# Losses --------------------------------------------------------------------------------------------------------
+def _check(logp_new: torch.Tensor, logp_old: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor) -> None:
+    """Shapes shared by every policy-gradient loss: [B, T] log-probs and mask, [B] advantages."""
+    if logp_new.ndim != 2 or not (logp_new.shape == logp_old.shape == mask.shape) \
+            or advantages.shape != logp_new.shape[:1]:
+        raise ValueError(f"need logp_new, logp_old, mask [B, T] and advantages [B]; got {tuple(logp_new.shape)}, "
+                         f"{tuple(logp_old.shape)}, {tuple(mask.shape)}, {tuple(advantages.shape)}")
+
+
+def _with_kl(per_token: torch.Tensor, logp_new: torch.Tensor, beta: float, ref_logp: torch.Tensor | None):
+    """per_token + beta * k3(pi || pi_ref) per token (GRPO, arXiv 2402.03300, Eq. 4); unchanged when beta == 0."""
+    if beta == 0:
+        return per_token
+    if ref_logp is None or ref_logp.shape != logp_new.shape:
+        raise ValueError("beta > 0 needs ref_logp with the same [B, T] shape as logp_new")
+    return per_token + beta * kl_k3(logp_new, ref_logp.detach())
+
+
+def _token_mean(per_token: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Sum over valid tokens / number of valid tokens (DAPO's token-level aggregation); 0 when none is valid."""
+    m = mask.to(per_token.dtype)
+    return torch.where(m > 0, per_token, torch.zeros_like(per_token)).sum() / m.sum().clamp(min=1.0)
+
+
+def _sequence_mean(per_token: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean over rows of each row's masked token mean (GRPO's 1/G sum_i 1/|o_i| sum_t)."""
+    m = mask.to(per_token.dtype)
+    masked = torch.where(m > 0, per_token, torch.zeros_like(per_token))  # (B, T)
+    return (masked.sum(dim=1) / m.sum(dim=1).clamp(min=1.0)).mean()
+
+
+def reinforce_loss(logp_new, logp_old, advantages, mask) -> torch.Tensor:
+    """REINFORCE (Williams 1992): -mean_i A_i * log pi(y_i | x), the whole completion as one action.
+
+    Its gradient is the score-function estimator -1/B sum_i A_i grad log pi(y_i|x) with log pi(y_i|x) = sum_t
+    mask * logp_new. On-policy only: ``logp_old`` is accepted for the shared signature and not used.
+
+    Args:
+        logp_new, logp_old: [B, T] per-token log-probs; advantages: [B]; mask: [B, T].
+
+    Returns:
+        Scalar tensor.
+    """
+    _check(logp_new, logp_old, advantages, mask)
+    seq_logp = torch.where(mask.bool(), logp_new, torch.zeros_like(logp_new)).sum(dim=1)  # (B,)
+    return -(advantages.detach() * seq_logp).mean()
+
+
+def rloo_loss(logp_new, logp_old, advantages, mask, eps_low: float = 0.2, eps_high: float = 0.2) -> torch.Tensor:
+    """RLOO's update as TRL 1.16's RLOOTrainer computes it: PPO's clip on the whole-sequence ratio.
+
+    rho_i = pi(y_i|x) / pi_old(y_i|x) = exp(sum_t mask * (logp_new - logp_old)); loss = -mean_i min(rho_i A_i,
+    clip(rho_i, 1 - eps_low, 1 + eps_high) A_i). On-policy (rho = 1) its gradient is exactly RLOO's estimator
+    1/k sum_i A_i grad log pi(y_i|x) (arXiv 2402.14740) with the leave-one-out A_i; the clip only acts when a batch is
+    reused. The KL penalty of RLOO lives in the reward, not here.
+
+    Args:
+        logp_new, logp_old: [B, T]; advantages: [B] (leave_one_out_advantages); mask: [B, T].
+        eps_low, eps_high: clip range of the sequence ratio.
+
+    Returns:
+        Scalar tensor.
+    """
+    _check(logp_new, logp_old, advantages, mask)
+    log_ratio = torch.where(mask.bool(), logp_new - logp_old.detach(), torch.zeros_like(logp_new)).sum(dim=1)  # (B,)
+    ratio = torch.exp(log_ratio)
+    adv = advantages.detach()
+    return -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * adv).mean()
+
+
+def grpo_variant_loss(logp_new, logp_old, advantages, mask, eps: float = 0.2, beta: float = 0.0,
+                      ref_logp: torch.Tensor | None = None) -> torch.Tensor:
+    """GRPO (Shao et al. 2024, arXiv 2402.03300, Eq. 3): per-token PPO clip, 1/G sum_i 1/|o_i| sum_t, plus beta * k3.
+
+    The 1/|o_i| is the length bias Dr. GRPO removes: a short correct answer gets a larger per-token push, a long wrong
+    one a smaller penalty. Equals TRL's ``loss_type="grpo"``. Shapes: logp_new, logp_old, mask [B, T]; advantages [B].
+    """
+    _check(logp_new, logp_old, advantages, mask)
+    return grpo_loss(logp_new, logp_old, advantages, mask, eps_low=eps, eps_high=eps, beta=beta, ref_logp=ref_logp,
+                     aggregation="sequence")
+
+
+def dr_grpo_loss(logp_new, logp_old, advantages, mask, eps: float = 0.2, max_length: int | None = None,
+                 beta: float = 0.0, ref_logp: torch.Tensor | None = None) -> torch.Tensor:
+    """Dr. GRPO (Liu et al. 2025, arXiv 2503.20783): GRPO's per-token clip summed, divided by a constant B * max_length.
+
+    Dropping 1/|o_i| makes every token of every completion weigh the same, so a long wrong answer is penalised as much
+    per token as a short one (no length bias); the constant keeps the scale of a mean. Equals TRL's
+    ``loss_type="dr_grpo"`` with ``max_completion_length = max_length``. Pair it with group_mean_advantages.
+
+    Args:
+        logp_new, logp_old, mask: [B, T]; advantages: [B].
+        eps: symmetric clip range. max_length: the constant (the generation budget); default T.
+        beta, ref_logp: optional k3 KL to the reference.
+
+    Returns:
+        Scalar tensor.
+    """
+    _check(logp_new, logp_old, advantages, mask)
+    B, T = mask.shape
+    max_length = T if max_length is None else max_length
+    if max_length < T:
+        raise ValueError(f"max_length ({max_length}) must be >= the completion width T ({T})")
+    token_mean = grpo_loss(logp_new, logp_old, advantages, mask, eps_low=eps, eps_high=eps, beta=beta,
+                           ref_logp=ref_logp, aggregation="token")
+    n_valid = mask.to(logp_new.dtype).sum().clamp(min=1.0)
+    return token_mean * n_valid / (B * max_length)  # token sum / (B * max_length)
+
+
+def dapo_loss(logp_new, logp_old, advantages, mask, eps_low: float = 0.2, eps_high: float = 0.28, beta: float = 0.0,
+              ref_logp: torch.Tensor | None = None) -> torch.Tensor:
+    """DAPO (Yu et al. 2025, arXiv 2503.14476): clip-higher (eps_high > eps_low) and the token-level loss
+    1/sum_i |o_i| sum_i sum_t min(r A, clip(r, 1 - eps_low, 1 + eps_high) A).
+
+    Clip-higher lets a low-probability token that earns a positive advantage grow further before the clip stops it
+    (against entropy collapse); the token mean gives long completions weight in proportion to their tokens. Defaults
+    0.2 / 0.28 are the paper's. Equals TRL's ``loss_type="dapo"`` on one batch. Shapes as grpo_variant_loss.
+    """
+    _check(logp_new, logp_old, advantages, mask)
+    return grpo_loss(logp_new, logp_old, advantages, mask, eps_low=eps_low, eps_high=eps_high, beta=beta,
+                     ref_logp=ref_logp, aggregation="token")
+
+
+def gspo_loss(logp_new, logp_old, advantages, mask, eps_low: float = 3e-4, eps_high: float = 4e-4) -> torch.Tensor:
+    """GSPO (Zheng et al. 2025, arXiv 2507.18071, Eq. 5): 1/G sum_i min(s_i A_i, clip(s_i, 1 - eps_low, 1 + eps_high) A_i).
+
+    s_i = (pi(y_i|x) / pi_old(y_i|x))^(1/|y_i|), the geometric mean of the token ratios: one ratio and one clip
+    decision per sequence, the unit the reward is given to. The clip range is tiny because s_i is a per-token
+    geometric mean (3e-4 / 4e-4 in the paper's Eq. 5 experiments). Equals TRL's ``importance_sampling_level="sequence"``
+    with ``loss_type="grpo"``. Shapes as grpo_variant_loss.
+    """
+    _check(logp_new, logp_old, advantages, mask)
+    return grpo_loss(logp_new, logp_old, advantages, mask, eps_low=eps_low, eps_high=eps_high,
+                     aggregation="sequence", importance_level="sequence")
+
+
+def cispo_loss(logp_new, logp_old, advantages, mask, eps_high: float = 4.0, eps_low: float | None = None,
+               beta: float = 0.0, ref_logp: torch.Tensor | None = None) -> torch.Tensor:
+    """CISPO (MiniMax-M1, arXiv 2506.13585, the J_CISPO objective): -1/sum|o_i| sum_i sum_t sg(r_hat) A log pi.
+
+    r_hat = clip(r, 1 - eps_low, 1 + eps_high) with r = exp(logp_new - logp_old), detached (sg = stop-gradient). The
+    clip bounds the importance weight, never the update: every token keeps a gradient A * r_hat * grad log pi, even
+    a rare token whose ratio shot up (PPO/GRPO would drop it). ``eps_low=None`` puts no lower bound, as TRL 1.16;
+    the default upper bound 1 + 4.0 = 5.0 is the value TRL's docs recommend after ScaleRL (arXiv 2510.13786).
+    Equals TRL's ``loss_type="cispo"`` with ``epsilon_high = 1 + eps_high``.
+
+    Args:
+        logp_new, logp_old, mask: [B, T]; advantages: [B]. beta, ref_logp: optional k3 KL.
+
+    Returns:
+        Scalar tensor (its value is not 0 on-policy: it is -A log pi, not a ratio).
+    """
+    _check(logp_new, logp_old, advantages, mask)
+    ratio = torch.exp(torch.where(mask.bool(), logp_new - logp_old.detach(), torch.zeros_like(logp_new)))  # (B, T)
+    lower = None if eps_low is None else 1 - eps_low
+    clipped_weight = torch.clamp(ratio, min=lower, max=1 + eps_high).detach()  # (B, T) sg(r_hat)
+    per_token = -clipped_weight * advantages.detach().unsqueeze(1) * logp_new  # (B, T)
+    return _token_mean(_with_kl(per_token, logp_new, beta, ref_logp), mask)
+
+
+def sapo_loss(logp_new, logp_old, advantages, mask, tau_pos: float = 1.0, tau_neg: float = 1.05, beta: float = 0.0,
+              ref_logp: torch.Tensor | None = None) -> torch.Tensor:
+    """SAPO (Gao et al. 2025, arXiv 2511.20347): a soft gate f(r) = sigmoid(tau (r - 1)) * 4 / tau replaces the clip.
+
+    Per token -f(r) A with tau = tau_pos when A > 0, else tau_neg. d f / d r = 4 sigma (1 - sigma) is 1 at r = 1
+    (on-policy it is the plain policy gradient) and decays smoothly as r leaves 1: a continuous trust region instead of
+    a hard band, token by token. tau_neg > tau_pos damps negative-advantage updates faster (defaults 1.0 / 1.05, TRL's
+    and the paper's). Aggregated per sequence, as TRL 1.16's ``loss_type="sapo"``.
+
+    Args:
+        logp_new, logp_old, mask: [B, T]; advantages: [B]. beta, ref_logp: optional k3 KL.
+
+    Returns:
+        Scalar tensor.
+    """
+    _check(logp_new, logp_old, advantages, mask)
+    if tau_pos <= 0 or tau_neg <= 0:
+        raise ValueError(f"tau_pos and tau_neg must be > 0, got {tau_pos}, {tau_neg}")
+    ratio = torch.exp(torch.where(mask.bool(), logp_new - logp_old.detach(), torch.zeros_like(logp_new)))  # (B, T)
+    adv = advantages.detach().unsqueeze(1)  # (B, 1)
+    tau = torch.where(adv > 0, torch.full_like(adv, tau_pos), torch.full_like(adv, tau_neg))  # (B, 1)
+    gate = torch.sigmoid(tau * (ratio - 1)) * 4 / tau  # (B, T)
+    return _sequence_mean(_with_kl(-gate * adv, logp_new, beta, ref_logp), mask)
+
+
+PG_ADVANTAGES = {
+    "reinforce": batch_mean_advantages,
+    "rloo": leave_one_out_advantages,
+    "grpo": group_std_advantages,
+    "dr_grpo": group_mean_advantages,
+    "dapo": group_std_advantages,
+    "gspo": group_std_advantages,
+    "cispo": group_std_advantages,
+    "sapo": group_std_advantages,
+}
+
+PG_LOSSES = {
+    "reinforce": reinforce_loss,
+    "rloo": rloo_loss,
+    "grpo": grpo_variant_loss,
+    "dr_grpo": dr_grpo_loss,
+    "dapo": dapo_loss,
+    "gspo": gspo_loss,
+    "cispo": cispo_loss,
+    "sapo": sapo_loss,
+}

@@ -22,7 +22,6 @@ from __future__ import annotations
 import inspect
 import math
 import textwrap
-from collections import defaultdict
 from types import SimpleNamespace
 
 import pytest
@@ -37,25 +36,9 @@ from trl.trainer.utils import nanstd, selective_log_softmax  # noqa: E402
 from rlprep.algos.dpo import dpo_loss, sequence_logprobs  # noqa: E402
 from rlprep.algos.grpo import group_advantages, grpo_loss  # noqa: E402
 from rlprep.algos.reward_model import bradley_terry_loss  # noqa: E402
+from trl_stand_ins import mask_from_lengths, stand_in_self, trl_grpo_loss  # noqa: E402
 
 TOL = 1e-6
-
-
-def _accelerator():
-    identity = lambda x, **_: x  # noqa: E731  single process: gather/reduce are the identity
-    return SimpleNamespace(device=torch.device("cpu"), gather=identity, gather_for_metrics=identity, reduce=identity,
-                           num_processes=1, sync_gradients=True)
-
-
-def _stand_in_self(**attrs):
-    base = dict(model=SimpleNamespace(training=True), accelerator=_accelerator(), aux_loss_enabled=False,
-                _metrics=defaultdict(lambda: defaultdict(list)), _total_train_tokens=0, _tp_size=1)
-    base.update(attrs)
-    return SimpleNamespace(**base)
-
-
-def _mask(lengths, T):
-    return (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).float()
 
 
 # DPO -----------------------------------------------------------------------------------------------------------
@@ -78,7 +61,7 @@ def test_dpo_loss_matches_trl_dpo_trainer(beta):
         zeros = torch.zeros_like(per_token)
         return SimpleNamespace(log_probs=per_token, entropy=zeros, mean_logits=zeros, is_top1=zeros.bool())
 
-    trainer = _stand_in_self(precompute_ref_logps=True, ld_alpha=None, f_divergence_type="reverse_kl",
+    trainer = stand_in_self(precompute_ref_logps=True, ld_alpha=None, f_divergence_type="reverse_kl",
                              loss_types=["sigmoid"], loss_weights=[1.0], beta=beta, label_smoothing=0.0,
                              use_weighting=False)
     ref_logps = ref_per_token.sum(1)
@@ -157,33 +140,17 @@ def test_group_advantages_match_trl(scale):
 
 
 # GRPO loss -----------------------------------------------------------------------------------------------------
-def _trl_grpo_loss(loss_type, logp_new, logp_old, ref_logp, advantages, mask, eps_low, eps_high, beta):
-    trainer = _stand_in_self(
-        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level="token", beta=beta,
-        loss_type=loss_type, epsilon_low=eps_low, epsilon_high=eps_high, use_vllm=False,
-        vllm_importance_sampling_correction=False, current_gradient_accumulation_steps=1,
-        _entropy_bonus_enabled=False, max_completion_length=mask.shape[1],
-        args=SimpleNamespace(use_bias_correction_kl=False, delta=None, steps_per_generation=1),
-        _get_per_token_logps_and_entropies=lambda *a, **k: (logp_new, torch.zeros_like(logp_new), None),
-    )
-    B, T = mask.shape
-    inputs = dict(prompt_ids=torch.zeros(B, 2, dtype=torch.long), prompt_mask=torch.ones(B, 2, dtype=torch.long),
-                  completion_ids=torch.zeros(B, T, dtype=torch.long), completion_mask=mask, advantages=advantages,
-                  old_per_token_logps=logp_old, ref_per_token_logps=ref_logp, num_items_in_batch=mask.sum())
-    return trl_grpo.GRPOTrainer._compute_loss(trainer, None, inputs)
-
-
 @pytest.mark.parametrize("loss_type,aggregation", [("grpo", "sequence"), ("bnpo", "token"), ("dapo", "token")])
 @pytest.mark.parametrize("beta,eps_high", [(0.0, 0.2), (0.04, 0.28)])
 def test_grpo_loss_matches_trl(loss_type, aggregation, beta, eps_high):
     g = torch.Generator().manual_seed(2)
     B, T = 8, 7
-    mask = _mask([7, 3, 5, 1, 7, 6, 2, 4], T)
+    mask = mask_from_lengths([7, 3, 5, 1, 7, 6, 2, 4], T)
     logp_old = -torch.rand(B, T, generator=g) * 3
     logp_new = logp_old + 0.4 * torch.randn(B, T, generator=g)  # off-policy: some tokens leave the clip range
     ref_logp = logp_old + 0.3 * torch.randn(B, T, generator=g)
     advantages = group_advantages(torch.rand(B, generator=g), 4)
-    trl_loss = _trl_grpo_loss(loss_type, logp_new, logp_old, ref_logp, advantages, mask, 0.2, eps_high, beta)
+    trl_loss = trl_grpo_loss(loss_type, logp_new, logp_old, ref_logp, advantages, mask, 0.2, eps_high, beta)
     ours = grpo_loss(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=eps_high, beta=beta,
                      ref_logp=ref_logp, aggregation=aggregation)
     assert (ours - trl_loss).abs().max() <= TOL
@@ -193,7 +160,7 @@ def test_grpo_loss_matches_trl(loss_type, aggregation, beta, eps_high):
 def test_bradley_terry_matches_trl_reward_trainer():
     g = torch.Generator().manual_seed(3)
     rewards = torch.randn(2 * 6, 1, generator=g) * 3  # (2B, 1): TRL's batch is [chosen..., rejected...]
-    trainer = _stand_in_self(args=SimpleNamespace(center_rewards_coefficient=None))
+    trainer = stand_in_self(args=SimpleNamespace(center_rewards_coefficient=None))
     inputs = dict(input_ids=torch.zeros(12, 4, dtype=torch.long), attention_mask=torch.ones(12, 4, dtype=torch.long))
     trl_loss = RewardTrainer.compute_loss(trainer, lambda **kw: SimpleNamespace(logits=rewards), inputs)
     ours = bradley_terry_loss(rewards[:6, 0], rewards[6:, 0])

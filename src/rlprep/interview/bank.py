@@ -39,10 +39,13 @@ TOPICS: tuple[str, ...] = (
     "rlhf", "gae", "ppo", "importance-sampling", "dpo", "grpo", "entropy", "agentic", "reward-design",
     "reward-hacking", "distillation", "frontier-models", "engineering", "multimodal", "coding", "self-intro",
 )
-SOURCES = {"W": "seed-000", "G": "seed-002"}
+SOURCES = {"W": "seed-000", "G": "seed-002", "A": "atlas"}
+"""W and G ids come from the course map (questions verbatim); A ids are the algorithm atlas's own questions (issue #23),
+which link a notebook section only once their notebook has one (``notebook`` is optional for them)."""
+COURSE_MAP_PREFIXES = ("W", "G")
 KEY_POINTS_RANGE = (3, 6)
 FOLLOW_UPS_RANGE = (2, 4)
-_NOTEBOOK_LINK = re.compile(r"^notebooks/[0-9A-Za-z_\-]+\.ipynb#(?P<anchor>[WG]\d\d)$")
+_NOTEBOOK_LINK = re.compile(r"^notebooks/[0-9A-Za-z_\-]+\.ipynb#(?P<anchor>[WGA]\d\d)$")
 _FIELDS = {"id", "source", "question", "topics", "difficulty", "key_points", "follow_ups", "spoken_answer_zh",
            "notebook", "sources", "misconceptions"}
 _OPTIONAL = {"misconceptions"}
@@ -97,14 +100,14 @@ class Question:
     key_points: tuple[KeyPoint, ...]
     follow_ups: tuple[FollowUp, ...]
     spoken_answer_zh: str
-    notebook: str
+    notebook: str | None
     sources: tuple[str, ...]
     misconceptions: tuple[Text, ...] = ()
 
     @property
-    def notebook_path(self) -> str:
-        """The notebook file, relative to the repository root (``notebooks/02_gae.ipynb``)."""
-        return self.notebook.split("#", 1)[0]
+    def notebook_path(self) -> str | None:
+        """The notebook file, relative to the repository root (``notebooks/02_gae.ipynb``); None without a link."""
+        return None if self.notebook is None else self.notebook.split("#", 1)[0]
 
 
 def default_bank_dir() -> Path:
@@ -200,16 +203,17 @@ def parse_entry(raw: Any, filename: str, known_ids: dict[str, str] | None = None
         return None, problems.lines
     stem = Path(filename).stem
     qid = raw.get("id")
-    if not (isinstance(qid, str) and re.fullmatch(r"[WG]\d\d", qid)):
-        problems.add("id", f"must be a question id like 'W04' or 'G12', got {qid!r}")
+    if not (isinstance(qid, str) and re.fullmatch(r"[WGA]\d\d", qid)):
+        problems.add("id", f"must be a question id like 'W04', 'G12' or 'A01', got {qid!r}")
         qid = None
     else:
         problems.filename = f"{filename} ({qid})" if qid != stem else filename
         if qid != stem:
             problems.add("id", f"{qid!r} does not match the file name (expected {stem!r})")
-        if known_ids is not None and qid not in known_ids:
+        if known_ids is not None and qid[0] in COURSE_MAP_PREFIXES and qid not in known_ids:
             problems.add("id", f"{qid!r} is not in the course map")
-    for missing in sorted(_FIELDS - _OPTIONAL - set(raw)):
+    optional = _OPTIONAL | ({"notebook"} if qid and qid[0] not in COURSE_MAP_PREFIXES else set())
+    for missing in sorted(_FIELDS - optional - set(raw)):
         problems.add(missing, "is missing")
     for extra in sorted(set(raw) - _FIELDS):
         problems.add(extra, f"is not a field of a bank entry (fields: {', '.join(sorted(_FIELDS))})")

@@ -38,7 +38,7 @@ def forward_kl_per_token(student_logits: torch.Tensor, teacher_logits: torch.Ten
 
 
 def reverse_kl_per_token(student_logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
-    """KL(q_S || p_T) at each position: sum_v q_S(v) (log q_S(v) - log p_T(v)) (MiniLLM, arXiv 2306.08543, Eq. 1).
+    """KL(q_S || p_T) at each position: sum_v q_S(v) (log q_S(v) - log p_T(v)) (MiniLLM, arXiv 2306.08543).
 
     Args:
         student_logits: [B, T, V] logits of the student q_S.
@@ -52,7 +52,7 @@ def reverse_kl_per_token(student_logits: torch.Tensor, teacher_logits: torch.Ten
 
 def generalized_jsd_per_token(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
                               beta: float = 0.5) -> torch.Tensor:
-    """GKD's generalised JSD (Agarwal et al. 2023, arXiv 2306.13649, Eq. 1) at each position.
+    """GKD's generalised JSD (Agarwal et al. 2023, arXiv 2306.13649) at each position.
 
     JSD(beta)(p_T || q_S) = beta KL(p_T || M) + (1 - beta) KL(q_S || M), M = beta p_T + (1 - beta) q_S. It
     interpolates between the two KLs; as TRL 1.16's ``GKDTrainer.generalized_jsd_loss``, beta = 0 is taken to mean

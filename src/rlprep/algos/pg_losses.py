@@ -69,7 +69,7 @@ def leave_one_out_advantages(rewards: torch.Tensor, group_size: int) -> torch.Te
 
 
 def group_std_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
-    """GRPO's baseline: (r_i - group mean) / (group std + 1e-4) (arXiv 2402.03300, Sec. 4.1.2); see group_advantages."""
+    """GRPO's baseline: (r_i - group mean) / (group std + 1e-4) (arXiv 2402.03300, Sec. 4.1); see group_advantages."""
     return group_advantages(rewards, group_size, scale="group")
 
 
@@ -111,7 +111,7 @@ def _sequence_mean(per_token: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def reinforce_loss(logp_new, logp_old, advantages, mask) -> torch.Tensor:
-    """REINFORCE (Williams 1992): -mean_i A_i * log pi(y_i | x), the whole completion as one action.
+    """REINFORCE (Williams 1992, Machine Learning 8: 229-256): -mean_i A_i * log pi(y_i | x), one action per completion.
 
     Its gradient is the score-function estimator -1/B sum_i A_i grad log pi(y_i|x) with log pi(y_i|x) = sum_t
     mask * logp_new. On-policy only: ``logp_old`` is accepted for the shared signature and not used.
@@ -165,6 +165,7 @@ def dr_grpo_loss(logp_new, logp_old, advantages, mask, eps: float = 0.2, max_len
                  beta: float = 0.0, ref_logp: torch.Tensor | None = None) -> torch.Tensor:
     """Dr. GRPO (Liu et al. 2025, arXiv 2503.20783): GRPO's per-token clip summed, divided by a constant B * max_length.
 
+    The paper drops GRPO's 1/|o_i| (and the std of the advantage); the constant is TRL's ``max_completion_length``.
     Dropping 1/|o_i| makes every token of every completion weigh the same, so a long wrong answer is penalised as much
     per token as a short one (no length bias); the constant keeps the scale of a mean. Equals TRL's
     ``loss_type="dr_grpo"`` with ``max_completion_length = max_length``. Pair it with group_mean_advantages.
@@ -207,8 +208,8 @@ def gspo_loss(logp_new, logp_old, advantages, mask, eps_low: float = 3e-4, eps_h
 
     s_i = (pi(y_i|x) / pi_old(y_i|x))^(1/|y_i|), the geometric mean of the token ratios: one ratio and one clip
     decision per sequence, the unit the reward is given to. The clip range is tiny because s_i is a per-token
-    geometric mean (3e-4 / 4e-4 in the paper's Eq. 5 experiments). Equals TRL's ``importance_sampling_level="sequence"``
-    with ``loss_type="grpo"``. Shapes as grpo_variant_loss.
+    geometric mean (the paper sets Eq. 5's ranges to 3e-4 / 4e-4, Sec. 5.1). Equals TRL's
+    ``importance_sampling_level="sequence"`` with ``loss_type="grpo"``. Shapes as grpo_variant_loss.
     """
     _check(logp_new, logp_old, advantages, mask)
     return grpo_loss(logp_new, logp_old, advantages, mask, eps_low=eps_low, eps_high=eps_high,
@@ -241,12 +242,13 @@ def cispo_loss(logp_new, logp_old, advantages, mask, eps_high: float = 4.0, eps_
 
 def sapo_loss(logp_new, logp_old, advantages, mask, tau_pos: float = 1.0, tau_neg: float = 1.05, beta: float = 0.0,
               ref_logp: torch.Tensor | None = None) -> torch.Tensor:
-    """SAPO (Gao et al. 2025, arXiv 2511.20347): a soft gate f(r) = sigmoid(tau (r - 1)) * 4 / tau replaces the clip.
+    """SAPO (Gao et al. 2025, arXiv 2511.20347): a temperature-controlled soft gate replaces the hard clip.
 
-    Per token -f(r) A with tau = tau_pos when A > 0, else tau_neg. d f / d r = 4 sigma (1 - sigma) is 1 at r = 1
+    Per token -f(r) A with f(r) = sigmoid(tau (r - 1)) * 4 / tau as TRL 1.16 implements it, tau = tau_pos when A > 0,
+    else tau_neg. d f / d r = 4 sigma (1 - sigma) is 1 at r = 1
     (on-policy it is the plain policy gradient) and decays smoothly as r leaves 1: a continuous trust region instead of
-    a hard band, token by token. tau_neg > tau_pos damps negative-advantage updates faster (defaults 1.0 / 1.05, TRL's
-    and the paper's). Aggregated per sequence, as TRL 1.16's ``loss_type="sapo"``.
+    a hard band, token by token. tau_neg > tau_pos damps negative-advantage updates faster (defaults 1.0 / 1.05 are
+    TRL 1.16's). Aggregated per sequence, as TRL 1.16's ``loss_type="sapo"``.
 
     Args:
         logp_new, logp_old, mask: [B, T]; advantages: [B]. beta, ref_logp: optional k3 KL.

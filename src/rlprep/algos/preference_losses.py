@@ -41,11 +41,11 @@ def _per_token(logps: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 def ipo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, chosen_lengths,
              rejected_lengths, beta: float = 0.1) -> torch.Tensor:
-    """IPO (Azar et al. 2023, arXiv 2310.12036, Eq. 17): mean (h - 1/(2 tau))^2 with tau = beta.
+    """IPO (Azar et al. 2023, arXiv 2310.12036), its sampled loss: mean (h - 1/(2 tau))^2 with tau = beta.
 
     A squared loss pulls the margin to a finite target 1/(2 beta) instead of pushing it to infinity, so IPO does not
     overfit deterministic preferences the way DPO's sigmoid does. As TRL 1.16's ``loss_type="ipo"``, each log-ratio is
-    divided by its completion length (TRL confirmed this with the authors); pass lengths of ones for Eq. 17 on sums.
+    divided by its completion length (TRL confirmed this with the authors); lengths of 1 give the paper's loss on sums.
 
     Args:
         the four [B] log-prob sums; chosen_lengths, rejected_lengths: [B] token counts. beta: tau > 0.
@@ -151,7 +151,7 @@ def orpo_loss(policy_chosen_logps, policy_rejected_logps, chosen_lengths, reject
 
 def kto_loss(policy_logps, ref_logps, desirable, policy_kl_logps, ref_kl_logps, beta: float = 0.1,
              desirable_weight: float = 1.0, undesirable_weight: float = 1.0) -> torch.Tensor:
-    """KTO (Ethayarajh et al. 2024, arXiv 2402.01306, Eq. 7): a prospect-theory value of each single completion.
+    """KTO (Ethayarajh et al. 2024, arXiv 2402.01306, the KTO loss): a prospect-theory value of each completion.
 
     r = log pi(y|x) - log ref(y|x); z0 = max(0, mean over mismatched pairs (x, y') of log pi(y'|x) - log ref(y'|x)),
     detached (a batch estimate of KL(pi || ref)). Loss per row: w_D (1 - sigma(beta (r - z0))) if y is desirable,

@@ -1,7 +1,8 @@
 """The course's table of contents: every walkthrough notebook and graded lab, with the question ids each answers.
 
 One place for the map, used by the start page, ``rlprep progress`` and the coverage tests.
-Ids come from the course map (W = third-round interview list, G = topic guide).
+Ids come from the course map (W = third-round interview list, G = topic guide) or from the algorithm atlas's own
+questions (A, issue #23), which have no course-map row.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class Unit:
     title: str
     """Title shown on the start page."""
     ids: tuple[str, ...] = field(default=())
-    """Question ids (course map) answered here."""
+    """Question ids answered here (course map W/G, or atlas A)."""
     kind: str = "notebook"
     """``notebook`` (walkthrough) or ``lab`` (graded, nbgrader)."""
 
@@ -44,6 +45,7 @@ NOTEBOOKS: tuple[Unit, ...] = (
     Unit("notebooks/10_engineering.ipynb", "Engineering: memory, monitoring, troubleshooting", ("G07", "G11", "G12", "G17")),
     Unit("notebooks/11_multimodal.ipynb", "Multimodal models", ("W26", "W27", "W28", "W29", "W30", "W31", "W32", "G15")),
     Unit("notebooks/12_image_diff.ipynb", "The image-diff coding round", ("W33",)),
+    Unit("notebooks/13_algorithm_atlas.ipynb", "The post-training algorithm atlas", ("A01", "A02", "A03", "A04")),
     Unit("notebooks/90_mock_interview.ipynb", "Mock interviews and your self-introduction", ("W01",)),
 )
 

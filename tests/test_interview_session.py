@@ -167,6 +167,15 @@ def test_presets_and_bad_settings():
         SessionSettings(n_questions=0)
 
 
+def test_frontier_preset_draws_only_the_atlas_questions():
+    frontier = SessionSettings.from_preset("frontier", seed=0)
+    bank = load_bank()  # the package bank: W, G and A entries
+    planned = [q.id for q in plan_questions(bank, frontier)]
+    assert len(planned) == frontier.n_questions == len(set(planned))
+    assert all(qid.startswith("A") for qid in planned), planned
+    assert len([qid for qid in bank if qid.startswith("A")]) > frontier.n_questions  # a draw, not the whole set
+
+
 def test_interviewer_sheet_has_questions_follow_ups_points_and_rubric():
     settings = SessionSettings(ids=("W04", "W05"), n_questions=2, lang="en")
     sheet = interviewer_sheet(plan_questions(BANK, settings), settings, fmt="markdown")

@@ -86,3 +86,44 @@ class AllRecords(Mapping):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+def _format_value(value, fmt: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(value)  # ints, strings and lists as written: a step count is not a measurement
+    return format(value, fmt)
+
+
+def table(name: str, keys: list[str] | None = None, *, labels: Mapping[str, str] | None = None,
+          fmt: str = ".3g") -> str:
+    """Record ``name`` as a Markdown table (``keys`` in order, default all), with the command that wrote it.
+
+    A walkthrough notebook quotes a measured figure by showing this table (see :func:`show`), so the figure on the
+    page is the one the experiment wrote, in the profile that wrote it, never a number typed into the prose.
+    """
+    doc = load(name)
+    values = doc["values"]
+    keys = list(values) if keys is None else list(keys)
+    missing = [k for k in keys if k not in values]
+    if missing:
+        raise RlprepError(f"record {name!r} has no value {', '.join(map(repr, missing))}",
+                          f"re-run its experiment ({doc.get('command', '?')}) or quote one of: "
+                          f"{', '.join(sorted(values))}")
+    labels = labels or {}
+    rows = [f"| {labels.get(k, k)} | {_format_value(values[k], fmt)} |" for k in keys]
+    head = "| quantity | value |\n|---|---|"
+    foot = (f"\n\n*Recorded by `{doc.get('command', '?')}` in the `{doc.get('profile', '?')}` profile "
+            f"({doc.get('date', '?')}, {doc.get('machine', '?')}).*")
+    return head + "\n" + "\n".join(rows) + foot
+
+
+def show(name: str, keys: list[str] | None = None, **kwargs):
+    """Display :func:`table` in a notebook (plain text elsewhere); the notebook's way to quote a record."""
+    text = table(name, keys, **kwargs)
+    try:
+        from IPython.display import Markdown, display
+    except ImportError:  # pragma: no cover - IPython ships with the course's Jupyter stack
+        print(text)
+        return None
+    display(Markdown(text))
+    return None

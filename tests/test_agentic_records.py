@@ -52,3 +52,17 @@ def test_without_record_flag_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.setattr(experiments, "compaction_study", lambda model, tokenizer, seed=0: {"success": [0.5]})
     assert experiments.main(["compaction", "--profile", "smoke"]) == 0
     assert not list(tmp_path.iterdir())
+
+
+def test_a_records_path_that_is_a_file_fails_before_the_run_with_error_and_fix(tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "records"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("RLPREP_RECORDS", str(blocker))
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the experiment ran although its record could not be written")
+
+    monkeypatch.setattr(rlprep.tinyworld, "load_policy", must_not_run)
+    assert experiments.main(["compaction", "--profile", "smoke", "--record"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "\nfix: " in err and "Traceback" not in err

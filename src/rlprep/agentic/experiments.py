@@ -25,6 +25,7 @@ import torch
 
 from rlprep.agentic.episodes import (broadcast_turn_values, play, reward_matrix, transcript_batch)
 from rlprep.agentic.train import ADVANTAGES, AgenticConfig, evaluate, policy_loss, train
+from rlprep.errors import RlprepError
 
 REWARD_SETUPS = {
     "outcome only": {"outcome": 1.0},
@@ -214,9 +215,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", action="store_true",
                         help="also write records/agentic_<experiment>.json, the figures the notebooks show")
     args = parser.parse_args(argv)
+    try:
+        return _run(args, argv)
+    except RlprepError as err:
+        print(f"error: {err.problem}\nfix: {err.fix}", file=sys.stderr)
+        return 2
 
+
+def _records_folder():
+    """``records/`` for ``--record``, checked before a long run rather than after it."""
+    from rlprep import records
+
+    folder = records.records_dir()
+    if folder.exists() and not folder.is_dir():
+        raise RlprepError(f"the records folder {folder} is a file", "set RLPREP_RECORDS to a folder")
+    return folder
+
+
+def _run(args, argv) -> int:
     from rlprep.tinyworld import load_policy
 
+    if args.record:
+        _records_folder()
     model, tokenizer = load_policy("multiturn", args.profile)
     overrides = {k: v for k, v in {"steps": args.steps, "lr": args.lr, "seed": args.seed,
                                         "targets_per_step": args.targets}.items() if v is not None}

@@ -6,6 +6,9 @@ saved and quoted. Example (the runs the notebooks quote):
     python -m rlprep.agentic.experiments rewards --profile smoke --steps 60 --out w14.json
     python -m rlprep.agentic.experiments hacking --profile smoke --steps 60 --out w19.json
     python -m rlprep.agentic.experiments horizon --profile smoke      # also: credit, compaction, evolution
+
+``--record`` also writes ``records/agentic_<experiment>.json`` (:func:`rlprep.records.record`) with the figures
+the notebooks show through ``rlprep.records.show`` instead of typing them into the prose.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from collections import defaultdict
 
@@ -21,6 +25,7 @@ import torch
 
 from rlprep.agentic.episodes import (broadcast_turn_values, play, reward_matrix, transcript_batch)
 from rlprep.agentic.train import ADVANTAGES, AgenticConfig, evaluate, policy_loss, train
+from rlprep.errors import RlprepError
 
 REWARD_SETUPS = {
     "outcome only": {"outcome": 1.0},
@@ -170,6 +175,33 @@ def self_evolution(model, tokenizer, *, rounds: int = 3, episodes_per_round: int
     return dict(out)
 
 
+def _rounded(values: list, digits: int = 3) -> list:
+    """Floats rounded for the record; NaN (e.g. no kept fraction before round 1) becomes null."""
+    return [(round(v, digits) if math.isfinite(v) else None) if isinstance(v, float) else v for v in values]
+
+
+def record_values(experiment: str, result: dict) -> dict:
+    """The flat ``{key: value or list}`` that ``--record`` writes for ``experiment`` (what the notebooks quote)."""
+    if experiment in ("rewards", "hacking"):
+        values = {}
+        for name, res in result.items():
+            key = "".join(c if c.isalnum() else "_" for c in name).strip("_")
+            while "__" in key:
+                key = key.replace("__", "_")
+            for stat, short in (("reward/gold", "success"), ("reward/proxy", "proxy"), ("stats/turns", "turns"),
+                                ("stats/valid_actions", "valid_actions")):
+                for when in ("before", "after"):
+                    values[f"{key}_{short}_{when}"] = round(res[when][stat], 3)
+        return values
+    if experiment == "credit":
+        return {f"{credit}_{key}": round(res[key][0], 3) for credit, res in result.items()
+                for key in ("grad_var", "signal", "snr")}
+    if experiment == "evolution":
+        return {f"{keep}_{key}": _rounded(res[key]) for keep, res in result.items()
+                for key in ("success", "kept_fraction") if key in res}
+    return {key: _rounded(values) for key, values in result.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("experiment", choices=["rewards", "hacking", "horizon", "credit", "compaction", "evolution"])
@@ -180,10 +212,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default=None, help="run only this setup of rewards/hacking (its name)")
     parser.add_argument("--out", default=None, help="write the results here as JSON")
+    parser.add_argument("--record", action="store_true",
+                        help="also write records/agentic_<experiment>.json, the figures the notebooks show")
     args = parser.parse_args(argv)
+    try:
+        return _run(args, argv)
+    except RlprepError as err:
+        print(f"error: {err.problem}\nfix: {err.fix}", file=sys.stderr)
+        return 2
 
+
+def _records_folder():
+    """``records/`` for ``--record``, checked before a long run rather than after it."""
+    from rlprep import records
+
+    folder = records.records_dir()
+    if folder.exists() and not folder.is_dir():
+        raise RlprepError(f"the records folder {folder} is a file", "set RLPREP_RECORDS to a folder")
+    return folder
+
+
+def _run(args, argv) -> int:
     from rlprep.tinyworld import load_policy
 
+    if args.record:
+        _records_folder()
     model, tokenizer = load_policy("multiturn", args.profile)
     overrides = {k: v for k, v in {"steps": args.steps, "lr": args.lr, "seed": args.seed,
                                         "targets_per_step": args.targets}.items() if v is not None}
@@ -210,6 +263,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(result, fh)
+    if args.record:
+        from rlprep import records
+        from rlprep.profiles import get_profile
+
+        command = "python -m rlprep.agentic.experiments " + " ".join(argv if argv is not None else sys.argv[1:])
+        print(records.record(f"agentic_{args.experiment}", record_values(args.experiment, result),
+                             command=command, profile=get_profile(args.profile).name))
     return 0
 
 

@@ -112,8 +112,8 @@ def table(name: str, keys: list[str] | None = None, *, labels: Mapping[str, str]
     labels = labels or {}
     rows = [f"| {labels.get(k, k)} | {_format_value(values[k], fmt)} |" for k in keys]
     head = "| quantity | value |\n|---|---|"
-    foot = (f"\n\n*Recorded by `{doc.get('command', '?')}` in the `{doc.get('profile', '?')}` profile "
-            f"({doc.get('date', '?')}, {doc.get('machine', '?')}).*")
+    # date and machine stay in the JSON: the page says what made the figure, the notebook's Reproducibility note when
+    foot = f"\n\n*Recorded by `{doc.get('command', '?')}` in the `{doc.get('profile', '?')}` profile.*"
     return head + "\n" + "\n".join(rows) + foot
 
 

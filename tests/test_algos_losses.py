@@ -174,6 +174,48 @@ def test_nan_in_padding_never_leaks():
     assert torch.isfinite(adv).all()
 
 
+def test_inf_and_nan_in_padding_reach_neither_the_value_nor_the_gradient():
+    """Padding log-probs of -inf (a pad token's log-prob) or NaN: 0 * inf would make NaN in a masked product."""
+    mask = _mask([2, 1], 3)
+    inf, nan = float("inf"), float("nan")
+    logp_new = torch.tensor([[-1.0, -2.0, -inf], [-0.5, nan, -inf]], requires_grad=True)
+    logp_old = torch.tensor([[-1.1, -1.8, -inf], [-0.6, -inf, nan]])
+    adv = torch.tensor([[1.0, -1.0, nan], [2.0, inf, nan]])
+    loss = ppo_clip_loss(logp_new, logp_old, adv, mask)
+    loss.backward()
+    clean = ppo_clip_loss(torch.where(mask > 0, logp_new, 0.0).detach(), torch.where(mask > 0, logp_old, 0.0),
+                          torch.where(mask > 0, adv, 0.0), mask)
+    assert torch.isfinite(loss) and loss.item() == pytest.approx(clean.item())
+    assert torch.isfinite(logp_new.grad).all() and (logp_new.grad[mask == 0] == 0).all()
+
+    values = torch.tensor([[0.5, 1.0, nan], [2.0, inf, -inf]], requires_grad=True)
+    old_values = torch.tensor([[0.4, 0.0, inf], [1.0, nan, 0.0]])
+    loss = value_loss(values, old_values, torch.tensor([[0.0, 1.0, nan], [1.0, nan, inf]]), mask)
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(values.grad).all() and (values.grad[mask == 0] == 0).all()
+
+
+@pytest.mark.parametrize("loss_fn", [ppo_clip_loss, value_loss])
+def test_validate_false_skips_the_host_side_checks(loss_fn, monkeypatch):
+    """validate=False (what the trainer passes) reads nothing on the host: no isnan, no empty-mask test."""
+    calls = []
+    real_isnan = torch.isnan
+    monkeypatch.setattr(torch, "isnan", lambda x: calls.append(1) or real_isnan(x))
+    a, b, c = (torch.randn(2, 3, generator=_g(i)) for i in range(3))
+    mask = _mask([3, 2], 3)
+    checked = loss_fn(a, b, c, mask)
+    assert calls, "the default (validate=True) must check for NaN"
+    calls.clear()
+    unchecked = loss_fn(a, b, c, mask, validate=False)
+    assert not calls and unchecked.item() == checked.item()
+    monkeypatch.undo()
+    # where learners call it (the default), bad input still gets the clear error
+    with pytest.raises(ValueError, match="NaN"):
+        loss_fn(torch.full((2, 3), float("nan")), b, c, mask)
+    with pytest.raises(ValueError, match="no valid token"):
+        loss_fn(a, b, c, torch.zeros(2, 3))
+
+
 def test_no_valid_tokens_gives_zero_loss_not_nan():
     loss = grpo_loss(torch.randn(2, 3), torch.randn(2, 3), torch.tensor([1.0, -1.0]), torch.zeros(2, 3))
     assert loss.item() == 0.0

@@ -40,7 +40,8 @@ def test_correct_variants_get_full_marks(lab, name):
 
 def test_episode_end_bug_gets_the_property_message(lab):
     results = score_in_process(lab, {"compute_gae": BUGS["no_reset_at_episode_end"]})
-    assert "advantages wrong when an episode ends mid-batch" in results["test_gae_episode_end"][2]
+    # the visible time-limit example catches it first; the hidden three-episode rollout names the same property
+    assert "nothing may be carried across an episode end" in results["test_gae_episode_end"][2]
 
 
 def test_wire_round_trip_and_refusals(tmp_path):
@@ -98,3 +99,30 @@ def test_a_bug_fails_the_tests_that_name_it(lab, name, only):
     results = score_in_process(lab, {"compute_gae": BUGS[name]})
     failed = {gid for gid, (pts, mx, _) in results.items() if pts < mx}
     assert failed and failed <= only, failed
+
+
+def test_wire_keeps_a_transposed_tensor_transposed_and_refuses_a_forged_layout():
+    """A learner's function must meet x.T as a non-contiguous view (where .view(-1) raises), as in its own kernel."""
+    torch = pytest.importorskip("torch")
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    for view in (x.transpose(0, 1), x.permute(2, 0, 1), torch.ones(3, 5).T.requires_grad_(True)):
+        tree, arrays = wire.encode(view)
+        back = wire.decode(tree, arrays)
+        assert back.shape == view.shape and back.stride() == view.stride() and not back.is_contiguous()
+        assert torch.equal(back.detach(), view.detach()) and back.requires_grad == view.requires_grad
+    tree, arrays = wire.encode(x[:, ::2])  # a strided slice is no permutation: it crosses as a contiguous copy
+    assert wire.decode(tree, arrays).is_contiguous()
+    tree, arrays = wire.encode(x.transpose(0, 1))
+    for forged in ([0, 0, 1], [0, 1], "012", [0, 1, 2.0]):
+        with pytest.raises(wire.WireError, match="layout"):
+            wire.decode(dict(tree, perm=forged), arrays)
+
+
+def test_no_error_turns_an_exception_into_the_named_property():
+    assert asserts.no_error("p", lambda a, b: a + b, 1, b=2) == 3
+
+    def view_flat(x):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride")
+
+    with pytest.raises(asserts.PropertyFailed, match="^must accept x.T: it raised RuntimeError$"):
+        asserts.no_error("must accept x.T", view_flat, None)

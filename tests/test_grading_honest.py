@@ -91,3 +91,11 @@ def test_compute_gae_computed_in_float32():
     assert src.count("np.float32") == 4
     results = grade_with("lab01_gae", {"compute_gae": src})
     assert_full_marks(results)
+
+
+def test_compute_gae_as_an_associative_scan():
+    """A learner who writes GAE without a loop over time (the scan of ``gae_scan``) gets full marks."""
+    src = plain_reference("rlprep.algos.gae:gae_scan").replace("def gae_scan(", "def compute_gae(", 1)
+    assert "for t in reversed" not in src and "while len(d) > 1" in src
+    results = grade_with("lab01_gae", {"compute_gae": src})
+    assert_full_marks(results)

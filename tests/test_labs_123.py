@@ -23,7 +23,7 @@ LABS = {  # lab -> (builder module, or None once the lab's source is its noteboo
     "lab02_reward_model": (None, "catalog.lab02_reward_model", "rlprep.algos.reward_model"),
     "lab03_ppo_rlhf": (None, "catalog.lab03_ppo_rlhf", "rlprep.algos.ppo"),
 }
-POINTS = {"lab02_reward_model": 6, "lab03_ppo_rlhf": 13}
+POINTS = {"lab02_reward_model": 6, "lab03_ppo_rlhf": 16}  # lab03: 13 + 3 for the edge-input cells (issue 24)
 
 
 def solution_path(lab):

@@ -27,7 +27,7 @@ from rlprep.grading import authoring
 from rlprep.grading.executor import score_in_process
 
 LABS = {
-    "lab04_dpo": {"catalog": catalog04, "module": "rlprep.algos.dpo", "points": 12, "graded_cells": 8,
+    "lab04_dpo": {"catalog": catalog04, "module": "rlprep.algos.dpo", "points": 15, "graded_cells": 10,
                   "functions": ("sequence_logprobs", "dpo_loss")},
     "lab05_grpo": {"catalog": catalog05, "module": "rlprep.algos.grpo", "points": 20, "graded_cells": 11,
                    "functions": ("group_advantages", "kl_k3", "grpo_loss", "diagnose_zero_loss")},

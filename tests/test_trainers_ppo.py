@@ -64,6 +64,25 @@ def test_rowwise_gae_hook_matches_the_token_reference():
         torch.testing.assert_close(ret * mask, ref_ret * mask)
 
 
+def test_the_training_loop_skips_the_references_host_side_checks(setup, monkeypatch):
+    """The default ppo_clip_loss and value_loss run with validate=False inside the loop: no NaN check (a device sync
+    per call on a GPU) is made from either of them during a training step."""
+    import sys
+
+    callers = []
+    real_isnan = torch.isnan
+
+    def spy(x):
+        callers.append(sys._getframe(1).f_code.co_name)
+        return real_isnan(x)
+
+    monkeypatch.setattr(torch, "isnan", spy)
+    _run(setup, steps=1)
+    assert not {"ppo_clip_loss", "value_loss"} & set(callers), callers
+    spy(torch.zeros(1))
+    assert callers[-1] == "test_the_training_loop_skips_the_references_host_side_checks"  # the spy sees its caller
+
+
 def test_smoke_run_logs_every_metric(setup):
     h = _run(setup, steps=2)
     for key in LOGGED:

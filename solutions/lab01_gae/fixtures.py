@@ -39,4 +39,7 @@ def fixtures() -> dict:
         "lam1": case(r3, v3, no_end, 0.5, gamma=0.9, lam=1.0),
         "wiring": case(r0, v0, no_end, 0.2, gamma=0.7, lam=0.3),
         "defaults": case(r2, v2, no_end, 0.9),
+        # T = 1: the only step is also the last one, so the bootstrap and the episode end meet in it.
+        "one_cut": case(r3[:1], v3[:1], np.zeros(1), 1.7, gamma=0.9, lam=0.8),
+        "one_done": case(r3[:1], v3[:1], np.ones(1), 1.7, gamma=0.9, lam=0.8),
     }

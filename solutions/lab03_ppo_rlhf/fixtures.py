@@ -1,7 +1,9 @@
 """Hidden cases of lab03 (PPO-RLHF): seeded ragged [4, 7] batches (right padding holds junk) and the answers of
 the references in ``rlprep.algos.ppo`` on them, gradients included.
 
-The lab's hidden tests write e.g. ``masked_mean({{ x }}, {{ mask }})`` and compare with ``{{ mm }}``.
+The lab's hidden tests write e.g. ``masked_mean({{ x }}, {{ mask }})`` and compare with ``{{ mm }}``. ``pad`` holds the
+same batches with inf, NaN and -inf in the padding (and time-major copies, transposed back in the cell into
+non-contiguous views): a learner's answers on them must equal the same learner's answers on the clean batches.
 """
 
 from __future__ import annotations
@@ -50,7 +52,14 @@ def fixtures() -> dict:
                            clip_range=0.2)
     a1, r1 = ppo.compute_gae_tokens(rewards, values, mask, gamma=0.9, lam=0.8)
     a2, r2 = ppo.compute_gae_tokens(rewards2, values2, mask2)
+    junk = torch.tensor([float("inf"), float("nan"), float("-inf")], dtype=torch.float64)
+    padding = junk[torch.arange(B * T).reshape(B, T) % 3]  # (B, T) inf, NaN, -inf in turn
+    x_pad = torch.where(mask > 0, x, padding)  # (B, T) the same valid values as x
+    pad = {"x": x_pad, "x_time_major": x_pad.T.contiguous(), "mask_time_major": mask.T.contiguous(),
+           "logp_new": torch.where(mask > 0, logp_new, torch.roll(padding, 1, dims=1)),
+           "logp_old": torch.where(mask > 0, logp_old, padding)}
     return {
+        "pad": pad,
         "mask": mask, "mask2": mask2, "x": x, "mm": float(ppo.masked_mean(x, mask)),
         "mm2": float(ppo.masked_mean(x, mask2)),
         "score": score, "logp": logp, "ref_logp": ref_logp,

@@ -2,7 +2,10 @@
 scored, then prompt and padding masked) and two seeded batches of four pairs' log-probs for ``dpo_loss``.
 
 The lab's hidden tests write ``sequence_logprobs({{ slp.logits }}, {{ slp.labels }}, {{ slp.full }})`` and compare
-with ``{{ slp.full_logps }}``; ``{{ pairs_p.args }}`` is the tuple of the four log-prob tensors.
+with ``{{ slp.full_logps }}``; ``{{ pairs_p.args }}`` is the tuple of the four log-prob tensors. ``slp.logits_big``
+(float32 logits of size 1e3), ``slp.logits_time_major`` (transposed back into a non-contiguous view in the cell) and
+``pairs_big`` (float32 pairs with margins of +-200 after beta) are the numerically hard inputs: the cells compare a
+learner's answer on them with the same learner's answer in float64 (or on the contiguous logits).
 """
 
 from __future__ import annotations
@@ -28,10 +31,17 @@ def fixtures() -> dict:
     ragged = torch.tensor([[0, 0, 1, 1, 1], [0, 1, 1, 1, 0], [1, 1, 1, 1, 1]])  # prompt zeros, right padding
     labels_ragged = torch.where(ragged.bool(), labels, torch.full_like(labels, -100))  # (B, T)
     p, q = pairs(1), pairs(2)
+    logits_big = (logits * 1000).float()  # (B, T, V) float32, logits of size 1e3: gaps of hundreds of nats
+    # big pairs: float32 log-probs whose margins beta * (...) with beta = 0.1 are about +-200
+    pc, pr = torch.tensor([-900.0, -3000.0, -50.0, -2100.0]), torch.tensor([-2900.0, -1000.0, -2050.0, -100.0])
+    rc, rr = torch.tensor([-1000.0, -1000.0, -1000.0, -1000.0]), torch.tensor([-1000.0, -1000.0, -1000.0, -1000.0])
     return {
         "slp": {"logits": logits, "labels": labels, "full": full, "ragged": ragged, "labels_ragged": labels_ragged,
                 "full_logps": sequence_logprobs(logits, labels, full),
-                "ragged_logps": sequence_logprobs(logits, labels_ragged, ragged)},
+                "ragged_logps": sequence_logprobs(logits, labels_ragged, ragged),
+                "logits_big": logits_big,
+                "logits_time_major": logits.transpose(0, 1).contiguous()},  # (T, B, V), transposed back in the cell
+        "pairs_big": {"pc": pc, "pr": pr, "rc": rc, "rr": rr},
         "pairs_p": {"pc": p[0], "pr": p[1], "rc": p[2], "rr": p[3],
                     "loss_beta_01": dpo_loss(*p, beta=0.1), "loss_beta_05": dpo_loss(*p, beta=0.5)},
         "pairs_q": {"pc": q[0], "pr": q[1], "rc": q[2], "rr": q[3], "loss_default": dpo_loss(*q)},

@@ -120,5 +120,52 @@ def alt_matrix(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
     return adv, adv + values
 
 
+def alt_scan(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
+    """Correct, no loop over time: the package's associative scan (O(T) work, O(log T) rounds)."""
+    from rlprep.algos.gae import gae_scan
+
+    return gae_scan(rewards, values, dones, last_value, gamma, lam)
+
+
+def alt_cleanrl_flags_translated(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
+    """Correct: CleanRL's ppo.py loop verbatim, after translating this contract's flags into CleanRL's buffer
+    (CleanRL's dones[t] = "obs t starts an episode" = dones[t-1] here; its next_done = dones[T-1])."""
+    rewards, values, dones = (np.asarray(x, dtype=np.float64) for x in (rewards, values, dones))
+    num_steps = len(rewards)
+    episode_starts = np.append(0.0, dones[:-1])  # (T,) CleanRL's `dones`
+    next_done, next_value = dones[-1], last_value
+    advantages = np.zeros_like(rewards)
+    lastgaelam = 0.0
+    for t in reversed(range(num_steps)):
+        if t == num_steps - 1:
+            nextnonterminal = 1.0 - next_done
+            nextvalues = next_value
+        else:
+            nextnonterminal = 1.0 - episode_starts[t + 1]
+            nextvalues = values[t + 1]
+        delta = rewards[t] + gamma * nextvalues * nextnonterminal - values[t]
+        advantages[t] = lastgaelam = delta + gamma * lam * nextnonterminal * lastgaelam
+    return advantages, advantages + values
+
+
+def alt_filter_per_episode(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
+    """Correct: each episode's residuals through the reversed first-order filter y_t = x_t + gamma*lam*y_{t+1}
+    (what scipy.signal.lfilter([1], [1, -gamma*lam], delta[::-1])[::-1] computes), one episode at a time."""
+    rewards, values, dones = (np.asarray(x, dtype=np.float64) for x in (rewards, values, dones))
+    delta = _deltas(rewards, values, dones, last_value, gamma)  # (T,)
+    ends = np.flatnonzero(dones[:-1]) + 1  # (n_episodes - 1,) first index of each later episode
+    adv = np.concatenate([_reversed_filter(seg, gamma * lam) for seg in np.split(delta, ends)]) if len(delta) else delta
+    return adv, adv + values
+
+
+def _reversed_filter(x, c):
+    y = np.zeros_like(x)
+    acc = 0.0
+    for t in reversed(range(len(x))):
+        acc = x[t] + c * acc
+        y[t] = acc
+    return y
+
+
 BUGS = {name.removeprefix("bug_"): fn for name, fn in dict(globals()).items() if name.startswith("bug_")}
 ALTERNATIVES = {name.removeprefix("alt_"): fn for name, fn in dict(globals()).items() if name.startswith("alt_")}

@@ -31,6 +31,17 @@ def mm_inverted_mask(x, mask):
     return (x * m).sum() / m.sum().clamp(min=1)
 
 
+def mm_product_with_mask(x, mask):
+    """(x * mask).sum() / mask.sum(): right on finite padding, NaN once padding holds inf or NaN (0 * inf)."""
+    m = mask.to(x.dtype)
+    return (x * m).sum() / m.sum()
+
+
+def mm_view_flatten(x, mask):
+    """Flattens with .view(-1), which raises on non-contiguous inputs such as x.T (reshape would copy)."""
+    return torch.where(mask.view(-1) > 0, x.view(-1), torch.zeros_like(x.view(-1))).sum() / mask.sum()
+
+
 # kl_penalized_rewards ------------------------------------------------------------------------------------------
 def kl_score_at_last_column(score, logp, ref_logp, mask, kl_coef):
     """Score added at position T-1 (padding for short rows) instead of the last valid token."""
@@ -144,37 +155,48 @@ def gae_forward_recursion(rewards, values, mask, gamma=1.0, lam=0.95):
 
 
 # ppo_clip_loss -------------------------------------------------------------------------------------------------
+# Each bug below reads its inputs through _valid_only (padding replaced by 0 before anything is computed), so it
+# carries its one named mistake and not also the NaN-in-padding one (that is ppo_exp_before_mask).
 def _masked(x, mask):
     m = mask.to(x.dtype)
     return (x * m).sum() / m.sum()
 
 
+def _valid_only(mask, *tensors):
+    return tuple(torch.where(mask > 0, t, torch.zeros_like(t)) for t in tensors)
+
+
 def ppo_max_not_min(logp_new, logp_old, advantages, mask, clip_eps=0.2):
     """max instead of min: an optimistic, not pessimistic, bound."""
+    logp_new, logp_old, advantages = _valid_only(mask, logp_new, logp_old, advantages)
     ratio = torch.exp(logp_new - logp_old.detach())
     return _masked(-torch.max(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages), mask)
 
 
 def ppo_no_stop_gradient(logp_new, logp_old, advantages, mask, clip_eps=0.2):
     """No stop-gradient on the old log-probs: gradient flows into logp_old."""
+    logp_new, logp_old, advantages = _valid_only(mask, logp_new, logp_old, advantages)
     ratio = torch.exp(logp_new - logp_old)
     return _masked(-torch.min(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages), mask)
 
 
 def ppo_inverted_ratio(logp_new, logp_old, advantages, mask, clip_eps=0.2):
     """Ratio inverted: exp(logp_old - logp_new)."""
+    logp_new, logp_old, advantages = _valid_only(mask, logp_new, logp_old, advantages)
     ratio = torch.exp(logp_old.detach() - logp_new)
     return _masked(-torch.min(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages), mask)
 
 
 def ppo_no_clipping(logp_new, logp_old, advantages, mask, clip_eps=0.2):
     """Plain importance-weighted policy gradient: the clipped term is missing."""
+    logp_new, logp_old, advantages = _valid_only(mask, logp_new, logp_old, advantages)
     ratio = torch.exp(logp_new - logp_old.detach())
     return _masked(-ratio * advantages, mask)
 
 
 def ppo_mean_over_padding(logp_new, logp_old, advantages, mask, clip_eps=0.2):
     """Mean over padding: (loss * mask).mean() divides by B*T."""
+    logp_new, logp_old, advantages = _valid_only(mask, logp_new, logp_old, advantages)
     ratio = torch.exp(logp_new - logp_old.detach())
     per_token = -torch.min(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages)
     return (per_token * mask).mean()
@@ -182,8 +204,18 @@ def ppo_mean_over_padding(logp_new, logp_old, advantages, mask, clip_eps=0.2):
 
 def ppo_not_negated(logp_new, logp_old, advantages, mask, clip_eps=0.2):
     """Returns the surrogate objective itself, not its negation: gradient descent minimizes reward."""
+    logp_new, logp_old, advantages = _valid_only(mask, logp_new, logp_old, advantages)
     ratio = torch.exp(logp_new - logp_old.detach())
     return _masked(torch.min(ratio * advantages, ratio.clamp(1 - clip_eps, 1 + clip_eps) * advantages), mask)
+
+
+def ppo_exp_before_mask(logp_new, logp_old, advantages, mask, clip_eps=0.2):
+    """CleanRL's pg_loss1/pg_loss2 on every position, masked afterwards: the value is right, but a padding
+    log-prob of -inf makes exp(-inf - (-inf)) = NaN, and the masked-out NaN still reaches the gradient as 0 * NaN."""
+    ratio = (logp_new - logp_old.detach()).exp()  # (B, T) NaN where both are -inf
+    pg_loss1 = -advantages * ratio
+    pg_loss2 = -advantages * torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return torch.maximum(pg_loss1, pg_loss2)[mask.bool()].mean()
 
 
 # value_loss ----------------------------------------------------------------------------------------------------
@@ -223,13 +255,14 @@ def vl_clamp_values_absolute(values, old_values, returns, mask, clip_range=0.2):
 
 
 BUGS = {
-    "masked_mean": [mm_ignores_mask, mm_divides_by_numel, mm_mean_of_row_means, mm_no_division, mm_inverted_mask],
+    "masked_mean": [mm_ignores_mask, mm_divides_by_numel, mm_mean_of_row_means, mm_no_division, mm_inverted_mask,
+                    mm_product_with_mask, mm_view_flatten],
     "kl_penalized_rewards": [kl_score_at_last_column, kl_sign_flipped, kl_padding_not_zeroed, kl_score_at_first_token,
                              kl_score_every_token, kl_last_index_off_by_one],
     "compute_gae_tokens": [gae_bootstraps_padding, gae_returns_without_values, gae_invalid_not_zeroed,
                            gae_delta_swapped, gae_lambda_without_gamma, gae_forward_recursion],
     "ppo_clip_loss": [ppo_max_not_min, ppo_no_stop_gradient, ppo_inverted_ratio, ppo_no_clipping,
-                      ppo_mean_over_padding, ppo_not_negated],
+                      ppo_mean_over_padding, ppo_not_negated, ppo_exp_before_mask],
     "value_loss": [vl_min_not_max, vl_missing_half, vl_clip_around_returns, vl_no_clipping, vl_mean_over_padding,
                    vl_clamp_values_absolute],
 }
@@ -266,11 +299,17 @@ def alt_gae_row_loop(rewards, values, mask, gamma=1.0, lam=0.95):
 
 
 def alt_ppo_maximum_of_negatives(logp_new, logp_old, advantages, mask, clip_eps=0.2):
-    """max(-rho A, -clip(rho) A) (CleanRL's pg_loss1/pg_loss2), averaged with boolean indexing."""
-    ratio = (logp_new - logp_old.detach()).exp()
-    pg_loss1 = -advantages * ratio
-    pg_loss2 = -advantages * torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
-    return torch.maximum(pg_loss1, pg_loss2)[mask.bool()].mean()
+    """max(-rho A, -clip(rho) A) (CleanRL's pg_loss1/pg_loss2) on the valid tokens only (boolean indexing first)."""
+    valid = mask.bool()
+    ratio = (logp_new[valid] - logp_old.detach()[valid]).exp()  # (n_valid,)
+    pg_loss1 = -advantages[valid] * ratio
+    pg_loss2 = -advantages[valid] * torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    return torch.maximum(pg_loss1, pg_loss2).mean()
+
+
+def alt_masked_mean_masked_fill(x, mask):
+    """masked_fill zeroes the padding (no product, so no 0 * inf), then a sum over the count."""
+    return x.masked_fill(mask == 0, 0.0).sum() / mask.sum()
 
 
 def alt_value_loss_clamp_min_max(values, old_values, returns, mask, clip_range=0.2):
@@ -282,7 +321,7 @@ def alt_value_loss_clamp_min_max(values, old_values, returns, mask, clip_range=0
 
 
 ALTERNATIVES = {
-    "masked_mean": [alt_masked_mean_boolean_index],
+    "masked_mean": [alt_masked_mean_boolean_index, alt_masked_mean_masked_fill],
     "kl_penalized_rewards": [alt_kl_rewards_row_loop],
     "compute_gae_tokens": [alt_gae_row_loop],
     "ppo_clip_loss": [alt_ppo_maximum_of_negatives],

@@ -39,6 +39,19 @@ def slp_softmax_over_time(logits, labels, mask):
     return (_gather(logits.log_softmax(1), labels, mask) * mask).sum(-1)
 
 
+def slp_log_of_softmax(logits, labels, mask):
+    """torch.log(torch.softmax(...)): right for small logits, -inf once a label's probability underflows
+    (float32 logits a few hundred nats apart)."""
+    return (_gather(torch.log(torch.softmax(logits, dim=-1)), labels, mask) * mask).sum(-1)
+
+
+def slp_view_cross_entropy(logits, labels, mask):
+    """Cross-entropy on logits.view(-1, V): right on contiguous logits, raises on a transposed view."""
+    B, T, V = logits.shape
+    targets = labels.masked_fill(mask == 0, -100).view(-1)  # (B*T,)
+    return -F.cross_entropy(logits.view(-1, V), targets, ignore_index=-100, reduction="none").view(B, T).sum(-1)
+
+
 # dpo_loss ------------------------------------------------------------------------------------------------------
 def dpo_chosen_rejected_swapped(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps,
                                 beta=0.1):
@@ -77,10 +90,19 @@ def dpo_reference_added(policy_chosen_logps, policy_rejected_logps, ref_chosen_l
     return -F.logsigmoid(beta * d).mean()
 
 
+def dpo_log_of_sigmoid(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """-torch.log(torch.sigmoid(z)): right for small margins, inf (and a NaN gradient) once sigmoid(z) underflows
+    to 0, at z = -200 in float32."""
+    chosen, rejected = policy_chosen_logps - ref_chosen_logps.detach(), policy_rejected_logps - ref_rejected_logps.detach()
+    z = beta * (chosen - rejected)
+    return -torch.log(torch.sigmoid(z)).mean()
+
+
 BUGS = {
-    "sequence_logprobs": [slp_mean_not_sum, slp_ignores_mask, slp_raw_logits, slp_double_shift, slp_softmax_over_time],
+    "sequence_logprobs": [slp_mean_not_sum, slp_ignores_mask, slp_raw_logits, slp_double_shift, slp_softmax_over_time,
+                          slp_log_of_softmax, slp_view_cross_entropy],
     "dpo_loss": [dpo_chosen_rejected_swapped, dpo_beta_outside, dpo_no_reference, dpo_reference_gradient,
-                 dpo_sum_not_mean, dpo_reference_added],
+                 dpo_sum_not_mean, dpo_reference_added, dpo_log_of_sigmoid],
 }
 
 
@@ -98,4 +120,29 @@ def alt_dpo_softplus(policy_chosen_logps, policy_rejected_logps, ref_chosen_logp
     return F.softplus(-beta * (policy_chosen_logps - policy_rejected_logps - ref_margin)).mean()
 
 
-ALTERNATIVES = {"sequence_logprobs": [alt_slp_cross_entropy], "dpo_loss": [alt_dpo_softplus]}
+def alt_slp_logsumexp(logits, labels, mask):
+    """logit of the label minus logsumexp over V, masked with torch.where, on a .reshape'd flat view."""
+    B, T, V = logits.shape
+    flat = logits.reshape(B * T, V)  # (B*T, V) copies when the logits are not contiguous
+    safe = torch.where(mask.bool(), labels, torch.zeros_like(labels)).reshape(-1)  # (B*T,)
+    token = flat.gather(1, safe[:, None])[:, 0] - torch.logsumexp(flat, dim=-1)  # (B*T,)
+    return torch.where(mask.bool(), token.reshape(B, T), torch.zeros(B, T, dtype=token.dtype)).sum(-1)
+
+
+def alt_dpo_logsigmoid(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """-F.logsigmoid of the margin, written as the difference of the two implicit rewards."""
+    chosen_rewards = beta * (policy_chosen_logps - ref_chosen_logps.detach())
+    rejected_rewards = beta * (policy_rejected_logps - ref_rejected_logps.detach())
+    return -F.logsigmoid(chosen_rewards - rejected_rewards).mean()
+
+
+def alt_dpo_bce_with_logits(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps,
+                            beta=0.1):
+    """Binary cross-entropy with logits against the label 1 (the chosen completion wins)."""
+    chosen, rejected = policy_chosen_logps - ref_chosen_logps.detach(), policy_rejected_logps - ref_rejected_logps.detach()
+    z = beta * (chosen - rejected)
+    return F.binary_cross_entropy_with_logits(z, torch.ones_like(z))
+
+
+ALTERNATIVES = {"sequence_logprobs": [alt_slp_cross_entropy, alt_slp_logsumexp],
+                "dpo_loss": [alt_dpo_softplus, alt_dpo_logsigmoid, alt_dpo_bce_with_logits]}

@@ -52,6 +52,16 @@ def check_masked_mean(fn):
     _close(fn(x, mask), sum(vals) / len(vals), what="token-level masked mean")
     _close(fn(torch.tensor([[1.0, 2.0, 3.0], [10.0, 0.0, 0.0]]), torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])),
            4.0, what="(1 + 2 + 3 + 10) / 4")
+    # inf / NaN in padding change neither the value nor the gradient; a transposed view gives the same mean
+    junk = torch.tensor([float("inf"), float("nan"), float("-inf")], dtype=torch.float64)
+    junk = junk[torch.arange(28).reshape(4, 7) % 3]  # (4, 7) inf, NaN, -inf in turn
+    xg = torch.where(mask > 0, x, junk).requires_grad_(True)
+    value = fn(xg, mask)
+    value.backward()
+    _close(value.detach(), sum(vals) / len(vals), what="masked mean with inf/NaN in padding")
+    assert torch.isfinite(xg.grad).all() and torch.all(xg.grad[mask == 0] == 0), "gradient must be 0 on padding"
+    transposed = x.T.contiguous().T, mask.T.contiguous().T  # (4, 7) views of (7, 4) tensors: not contiguous
+    _close(fn(*transposed), sum(vals) / len(vals), what="masked mean of a transposed view")
 
 
 def check_kl_penalized_rewards(fn):
@@ -118,6 +128,13 @@ def check_ppo_clip_loss(fn):
     fn(new_g, old_g, adv, mask, 0.2).backward()
     assert old_g.grad is None or torch.all(old_g.grad == 0), "gradient must not flow into logp_old (stop-gradient)"
     assert new_g.grad is not None and new_g.grad.abs().sum() > 0, "gradient must flow into logp_new"
+    # -inf log-probs in padding (a pad token's): the loss and the gradient are those of the clean batch
+    pad_new = torch.where(mask > 0, new, torch.tensor(float("-inf"), dtype=torch.float64)).requires_grad_(True)
+    pad_old = torch.where(mask > 0, old, torch.tensor(float("-inf"), dtype=torch.float64))
+    loss = fn(pad_new, pad_old, adv, mask, 0.2)
+    loss.backward()
+    _close(loss.detach(), _ppo_oracle(new, old, adv, mask, 0.2), what="clipped surrogate with -inf in padding")
+    assert torch.isfinite(pad_new.grad).all() and torch.all(pad_new.grad[mask == 0] == 0), "gradient 0 on padding"
 
 
 def check_value_loss(fn):
@@ -148,6 +165,17 @@ def check_sequence_logprobs(fn):
                 row = logits[b, t].tolist()
                 want[b] += row[labels[b, t]] - math.log(sum(math.exp(v) for v in row))
     _close(fn(logits, labels, mask), want, what="sum of masked token log-probs")
+    # float32 logits of size 1e3 (log of an underflowed softmax is -inf) and a non-contiguous (transposed) view
+    big = (logits * 1000).float()
+    want_big = torch.zeros(3, dtype=torch.float64)
+    for b in range(3):
+        for t in range(5):
+            if mask[b, t] == 1:
+                row = [float(v) for v in big[b, t].tolist()]
+                top = max(row)
+                want_big[b] += row[labels[b, t]] - top - math.log(sum(math.exp(v - top) for v in row))
+    _close(fn(big, labels, mask), want_big, tol=1e-5, what="float32 logits of size 1e3")
+    _close(fn(logits.transpose(0, 1).contiguous().transpose(0, 1), labels, mask), want, what="transposed logits")
 
 
 def check_dpo_loss(fn):
@@ -163,6 +191,9 @@ def check_dpo_loss(fn):
     fn(pcg, prg, rcg, rrg, 0.1).backward()
     assert (pcg.grad < 0).all() and (prg.grad > 0).all(), "gradient descent must raise pi_c and lower pi_r"
     assert rcg.grad is None or torch.all(rcg.grad == 0), "no gradient may flow into the reference log-probs"
+    # a margin of -200 in float32: the loss is 200, the gradient -beta (log(sigmoid) gives inf and NaN)
+    big = fn(torch.tensor([-300.0]), torch.tensor([-100.0]), torch.tensor([-200.0]), torch.tensor([-200.0]), 1.0)
+    assert torch.isfinite(big) and abs(float(big) - 200.0) < 1e-3, "a margin of -200 in float32 must give 200, not inf"
 
 
 # lab05 ---------------------------------------------------------------------------------------------------------

@@ -112,12 +112,13 @@ def compute_gae_tokens(
 
 def ppo_clip_loss(
     logp_new: torch.Tensor, logp_old: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor,
-    clip_eps: float = 0.2,
+    clip_eps: float = 0.2, validate: bool = True,
 ) -> torch.Tensor:
     """PPO clipped surrogate, negated for gradient descent, averaged over all valid tokens.
 
     PPO (Schulman et al. 2017, arXiv 1707.06347), Eq. 7: L = -E_t[min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps) A_t)],
-    rho_t = exp(logp_new - logp_old). ``logp_old`` and ``advantages`` are constants (stop-gradient).
+    rho_t = exp(logp_new - logp_old). ``logp_old`` and ``advantages`` are constants (stop-gradient). Padding is
+    never read: -inf or NaN there (a log-prob of a pad token) changes neither the loss nor any gradient.
 
     Args:
         logp_new: [B, T] log-probs of the sampled tokens under the current policy (carries the gradient).
@@ -125,6 +126,8 @@ def ppo_clip_loss(
         advantages: [B, T] per-token advantages.
         mask: [B, T] 1 on valid completion tokens.
         clip_eps: epsilon of the clip range [1 - eps, 1 + eps], > 0.
+        validate: check for NaN log-probs and an empty mask (clear errors for bad input). These checks read
+            values on the host, a device sync per call on a GPU, so training loops pass False.
 
     Returns:
         Scalar tensor: token-level masked mean of -min(rho A, clip(rho) A).
@@ -134,27 +137,31 @@ def ppo_clip_loss(
                          f"{[tuple(t.shape) for t in (logp_new, logp_old, advantages, mask)]}")
     if clip_eps <= 0:
         raise ValueError(f"clip_eps must be > 0, got {clip_eps}")
-    if torch.isnan(logp_new[mask.bool()]).any() or torch.isnan(logp_old[mask.bool()]).any():
-        raise ValueError("log-probs contain NaN: check the forward pass (fp16 overflow, -inf logits)")
-    ratio = torch.exp(logp_new - logp_old.detach())  # (B, T)
-    adv = advantages.detach()
+    valid = mask.bool()  # (B, T)
+    if validate:
+        if torch.isnan(logp_new[valid]).any() or torch.isnan(logp_old[valid]).any():
+            raise ValueError("log-probs contain NaN: check the forward pass (fp16 overflow, -inf logits)")
+        if not valid.any():
+            raise ValueError("mask has no valid token: check completion_mask")
+    zeros = torch.zeros_like(logp_new)
+    # select before exp: exp(-inf - -inf) = NaN in padding would reach the gradient as 0 * NaN
+    log_ratio = torch.where(valid, logp_new - logp_old.detach(), zeros)  # (B, T)
+    ratio = torch.exp(log_ratio)
+    adv = torch.where(valid, advantages.detach(), zeros)  # (B, T)
     clipped_ratio = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps)
-    per_token = -torch.min(ratio * adv, clipped_ratio * adv)  # (B, T)
-    m = mask.to(per_token.dtype)
-    if m.sum() == 0:
-        raise ValueError("mask has no valid token: check completion_mask")
-    return torch.where(m > 0, per_token, torch.zeros_like(per_token)).sum() / m.sum()
+    per_token = -torch.min(ratio * adv, clipped_ratio * adv)  # (B, T), 0 on padding
+    return per_token.sum() / valid.sum()
 
 
 def value_loss(
     values: torch.Tensor, old_values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor,
-    clip_range: float = 0.2,
+    clip_range: float = 0.2, validate: bool = True,
 ) -> torch.Tensor:
     """Clipped value loss: 0.5 * masked mean of max((V - R)^2, (clip(V, V_old - c, V_old + c) - R)^2).
 
     The value clipping of the PPO reference implementation (openai/baselines ppo2; discussed in Engstrom et al.
     2020, arXiv 2005.12729, Sec. 3) that RLHF PPO code keeps; the unclipped term is Eq. 9's L^VF of
-    arXiv 1707.06347. ``old_values`` and ``returns`` are constants (stop-gradient).
+    arXiv 1707.06347. ``old_values`` and ``returns`` are constants (stop-gradient). Padding is never read.
 
     Args:
         values: [B, T] current value-head outputs (carry the gradient).
@@ -162,6 +169,7 @@ def value_loss(
         returns: [B, T] targets (advantages + old values from ``compute_gae_tokens``).
         mask: [B, T] 1 on valid completion tokens.
         clip_range: c >= 0.
+        validate: check for NaN and an empty mask (a device sync per call on a GPU; training loops pass False).
 
     Returns:
         Scalar tensor.
@@ -171,12 +179,15 @@ def value_loss(
                          f"{[tuple(t.shape) for t in (values, old_values, returns, mask)]}")
     if clip_range < 0:
         raise ValueError(f"clip_range must be >= 0, got {clip_range}")
-    if torch.isnan(values[mask.bool()]).any() or torch.isnan(returns[mask.bool()]).any():
-        raise ValueError("values or returns contain NaN: check the value head and compute_gae_tokens")
-    old, target = old_values.detach(), returns.detach()
+    valid = mask.bool()  # (B, T)
+    if validate:
+        if torch.isnan(values[valid]).any() or torch.isnan(returns[valid]).any():
+            raise ValueError("values or returns contain NaN: check the value head and compute_gae_tokens")
+        if not valid.any():
+            raise ValueError("mask has no valid token: check completion_mask")
+    zeros = torch.zeros_like(values)
+    values = torch.where(valid, values, zeros)  # (B, T) select first: NaN in padding must not reach the gradient
+    old, target = torch.where(valid, old_values.detach(), zeros), torch.where(valid, returns.detach(), zeros)
     values_clipped = old + torch.clamp(values - old, -clip_range, clip_range)  # (B, T)
-    per_token = torch.max((values - target) ** 2, (values_clipped - target) ** 2)
-    m = mask.to(per_token.dtype)
-    if m.sum() == 0:
-        raise ValueError("mask has no valid token: check completion_mask")
-    return 0.5 * torch.where(m > 0, per_token, torch.zeros_like(per_token)).sum() / m.sum()
+    per_token = torch.max((values - target) ** 2, (values_clipped - target) ** 2)  # (B, T), 0 on padding
+    return 0.5 * per_token.sum() / valid.sum()

@@ -41,6 +41,15 @@ def check(condition: bool, prop: str) -> None:
         raise PropertyFailed(prop)
 
 
+def no_error(prop: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, failing with ``prop`` (and the error's type) if it raises: for inputs every answer
+    must accept, such as a non-contiguous view that ``.view()`` refuses."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - any error of the learner's function is the failed property
+        raise PropertyFailed(prop, f": it raised {type(err).__name__}") from None
+
+
 def assert_close(actual, expected, prop: str, rtol: float = 1e-6, atol: float = 1e-8) -> None:
     """``actual`` matches ``expected`` elementwise within rtol/atol, with the same shape and no NaN."""
     a = _to_numpy(actual, prop)

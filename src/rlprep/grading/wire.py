@@ -72,6 +72,16 @@ def _torch():
     return sys.modules.get("torch")
 
 
+def _memory_order(tensor) -> list[int] | None:
+    """The dims of a non-contiguous tensor from the outermost in memory to the innermost, when it is a
+    permutation of a contiguous block (``x.T``, ``x.transpose(0, 1)``, ``x.permute(...)``); None otherwise
+    (contiguous, or strided slices, which cross as contiguous copies)."""
+    if tensor.is_contiguous() or tensor.ndim < 2:
+        return None
+    order = sorted(range(tensor.ndim), key=lambda d: -tensor.stride(d))
+    return order if tensor.permute(order).is_contiguous() else None
+
+
 def encode(obj) -> tuple[dict, dict[str, np.ndarray]]:
     """Split ``obj`` into a JSON-able tree and a dict of numpy arrays; raise WireError otherwise."""
     arrays: dict[str, np.ndarray] = {}
@@ -115,8 +125,12 @@ def encode(obj) -> tuple[dict, dict[str, np.ndarray]]:
             arr = data.numpy()
             if arr.dtype.kind not in _ARRAY_KINDS:
                 raise WireError(f"tensor dtype {dtype} cannot be carried")
-            return {"t": "tensor", "k": add(np.array(arr, copy=True)), "dtype": dtype,
-                    "requires_grad": bool(x.requires_grad)}
+            node = {"t": "tensor", "dtype": dtype, "requires_grad": bool(x.requires_grad)}
+            order = _memory_order(data)
+            if order is not None:  # a transposed/permuted view: carry its layout, so .view() fails there too
+                arr, node["perm"] = data.permute(order).numpy(), order
+            node["k"] = add(np.array(arr, copy=True))
+            return node
         raise WireError(
             f"got an object of type {_describe(x)}; graded functions must return numpy arrays, torch tensors, "
             "numbers, str, bool, None, or lists/tuples/dicts of them"
@@ -160,6 +174,12 @@ def decode(tree: dict, arrays) -> object:
             dtype = getattr(torch, str(node.get("dtype", "")), None)
             if isinstance(dtype, torch.dtype):
                 tensor = tensor.to(dtype)
+            perm = node.get("perm")
+            if perm is not None:
+                if type(perm) is not list or sorted(perm) != list(range(tensor.ndim)) or \
+                        not all(type(p) is int for p in perm):
+                    raise WireError("malformed tensor layout")
+                tensor = tensor.permute([perm.index(d) for d in range(tensor.ndim)])  # back to the original dims
             if node.get("requires_grad") and tensor.is_floating_point():
                 tensor.requires_grad_(True)
             return tensor

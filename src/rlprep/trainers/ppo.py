@@ -26,6 +26,7 @@ Run: ``python -m rlprep.trainers.ppo --profile cpu [--kl-sweep]``.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import time
 from dataclasses import asdict, dataclass, replace
@@ -223,8 +224,10 @@ class PPOTrainer:
             raise ValueError("pass compute_gae (row-wise, numpy) or compute_gae_tokens, not both")
         self.compute_gae_tokens = (gae_tokens_from_rowwise(compute_gae) if compute_gae is not None
                                    else compute_gae_tokens or reference("ppo", "compute_gae_tokens"))
-        self.ppo_clip_loss = ppo_clip_loss or reference("ppo", "ppo_clip_loss")
-        self.value_loss = value_loss or reference("ppo", "value_loss")
+        # The references validate their input by reading values on the host (a device sync per call); the loop
+        # feeds them its own tensors, so it turns that off. A learner's injected function is called as written.
+        self.ppo_clip_loss = ppo_clip_loss or functools.partial(reference("ppo", "ppo_clip_loss"), validate=False)
+        self.value_loss = value_loss or functools.partial(reference("ppo", "value_loss"), validate=False)
         self.text_metrics = text_metrics
         """Optional ``text_metrics(prompts, texts) -> flat dict`` logged every round (what the policy writes)."""
         self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)

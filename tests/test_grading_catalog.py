@@ -113,7 +113,7 @@ def test_wire_keeps_a_transposed_tensor_transposed_and_refuses_a_forged_layout()
     tree, arrays = wire.encode(x[:, ::2])  # a strided slice is no permutation: it crosses as a contiguous copy
     assert wire.decode(tree, arrays).is_contiguous()
     tree, arrays = wire.encode(x.transpose(0, 1))
-    for forged in ([0, 0, 1], [0, 1], "012", [0, 1, 2.0]):
+    for forged in ([0, 0, 1], [0, 1], "012", [0, 1, 2.0], ["a", 0, 1]):  # mixed types must not raise TypeError
         with pytest.raises(wire.WireError, match="layout"):
             wire.decode(dict(tree, perm=forged), arrays)
 

@@ -176,8 +176,8 @@ def decode(tree: dict, arrays) -> object:
                 tensor = tensor.to(dtype)
             perm = node.get("perm")
             if perm is not None:
-                if type(perm) is not list or sorted(perm) != list(range(tensor.ndim)) or \
-                        not all(type(p) is int for p in perm):
+                if type(perm) is not list or not all(type(p) is int for p in perm) or \
+                        sorted(perm) != list(range(tensor.ndim)):  # types first: sorted() of mixed types raises
                     raise WireError("malformed tensor layout")
                 tensor = tensor.permute([perm.index(d) for d in range(tensor.ndim)])  # back to the original dims
             if node.get("requires_grad") and tensor.is_floating_point():

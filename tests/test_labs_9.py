@@ -107,22 +107,16 @@ def test_hidden_tests_hold_values_only_and_never_reach_the_release():
             assert cell.source.endswith("    # YOUR CODE HERE\n    raise NotImplementedError()")
 
 
-def test_reference_gets_full_marks_through_rlprep_grade(tmp_path, capsys, monkeypatch):
-    import sys
-    import types
-
-    fake = types.ModuleType("rlprep.interview.history")  # do not record into the learner's history
-    fake.record_lab_grade = lambda *a, **k: None
-    monkeypatch.setitem(sys.modules, "rlprep.interview.history", fake)
+def test_reference_gets_full_marks_through_rlprep_grade(tmp_path, capsys, rlprep_home):
+    """Graded in the sandboxed kernel, recorded in a private RLPREP_HOME (never the learner's history)."""
     path = tmp_path / f"{LAB}.ipynb"
     nbformat.write(reference_submission(LAB), path)
     rc, report = _grade(path, capsys)
-    assert rc == 0, report
-    assert report["lab"] == LAB and report["score"] == report["max_score"] == POINTS
+    assert (rc, report["lab"], report["score"], report["max_score"]) == (0, LAB, POINTS, POINTS), report
     assert len(report["cells"]) == GRADED_CELLS and all(c["passed"] for c in report["cells"])
 
 
-def test_a_hidden_failure_names_its_property_only_through_rlprep_grade(tmp_path, capsys):
+def test_a_hidden_failure_names_its_property_only_through_rlprep_grade(tmp_path, capsys, rlprep_home):
     """CISPO with a lower bound of 0.8 although eps_low is None: passes the visible on-policy check, fails the hidden
     off-policy value, and the report names that property with no error size and no value."""
     nb = reference_submission(LAB)
@@ -140,7 +134,7 @@ def test_a_hidden_failure_names_its_property_only_through_rlprep_grade(tmp_path,
     assert all(c["passed"] for gid, c in cells.items() if not gid.startswith("test_cispo"))
 
 
-def test_untouched_release_scores_zero_in_every_cell(tmp_path, capsys):
+def test_untouched_release_scores_zero_in_every_cell(tmp_path, capsys, rlprep_home):
     path = tmp_path / f"{LAB}.ipynb"
     path.write_bytes(release_path(LAB).read_bytes())
     rc, report = _grade(path, capsys)

@@ -1,4 +1,4 @@
-"""docs/authoring-labs.md's walkthrough, run: a ninth lab written as a notebook, released and graded.
+"""docs/authoring-labs.md's walkthrough, run: a tenth lab written as a notebook, released and graded.
 
 Everything happens in a temporary course checkout, the way an author adds a lab: the source notebook (with
 placeholders), its fixtures beside it, ``rlprep release``, then ``rlprep grade`` of the release and of the
@@ -13,7 +13,7 @@ import nbformat
 
 from rlprep.grading import authoring as A
 
-LAB = "lab09_kl"
+LAB = "lab10_kl"
 
 FIXTURES = textwrap.dedent('''
     import torch
@@ -33,7 +33,7 @@ def write_lab(root):
     """Steps 1-3 of the walkthrough: the source notebook and its fixtures."""
     (root / "pyproject.toml").write_text("[project]\nname = 'my-course'\n")
     cells = [
-        A.md("title", "# Lab 9 · The k3 estimator\n\nWrite `kl_k3`."),
+        A.md("title", "# Lab 10 · The k3 estimator\n\nWrite `kl_k3`."),
         A.setup("setup", "import torch\n\nfrom rlprep.grading.asserts import assert_close, check"),
         A.answer("kl_k3", "rlprep.algos.grpo:kl_k3"),
         A.test("test_k3", 2, code="""
@@ -50,7 +50,7 @@ def write_lab(root):
     return folder / f"{LAB}.ipynb"
 
 
-def test_a_ninth_lab_is_written_released_and_graded(tmp_path, rlprep_home):
+def test_a_tenth_lab_is_written_released_and_graded(tmp_path, rlprep_home):
     from rlprep.grading.grade import grade_notebook
     from rlprep.grading.release import release_lab
 

@@ -58,6 +58,8 @@ LABS: tuple[Unit, ...] = (
     Unit("labs/lab06_importance_sampling/lab06_importance_sampling.ipynb", "Lab 6: importance sampling", ("W07",), "lab"),
     Unit("labs/lab07_infonce/lab07_infonce.ipynb", "Lab 7: InfoNCE and temperature", ("W30",), "lab"),
     Unit("labs/lab08_image_diff/lab08_image_diff.ipynb", "Lab 8: image diff at 4K", ("W33",), "lab"),
+    Unit("labs/lab09_atlas/lab09_atlas.ipynb", "Lab 9: the atlas by hand (RLOO, Dr. GRPO, CISPO, IPO, SimPO)",
+         ("A01", "A02", "A03", "A04"), "lab"),
 )
 
 

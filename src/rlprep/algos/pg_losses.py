@@ -97,12 +97,6 @@ def _with_kl(per_token: torch.Tensor, logp_new: torch.Tensor, beta: float, ref_l
     return per_token + beta * kl_k3(logp_new, ref_logp.detach())
 
 
-def _token_mean(per_token: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Sum over valid tokens / number of valid tokens (DAPO's token-level aggregation); 0 when none is valid."""
-    m = mask.to(per_token.dtype)
-    return torch.where(m > 0, per_token, torch.zeros_like(per_token)).sum() / m.sum().clamp(min=1.0)
-
-
 def _sequence_mean(per_token: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean over rows of each row's masked token mean (GRPO's 1/G sum_i 1/|o_i| sum_t)."""
     m = mask.to(per_token.dtype)
@@ -178,15 +172,25 @@ def dr_grpo_loss(logp_new, logp_old, advantages, mask, eps: float = 0.2, max_len
     Returns:
         Scalar tensor.
     """
-    _check(logp_new, logp_old, advantages, mask)
+    if logp_new.ndim != 2 or not (logp_new.shape == logp_old.shape == mask.shape) \
+            or advantages.shape != logp_new.shape[:1]:
+        raise ValueError(f"need logp_new, logp_old, mask [B, T] and advantages [B]; got {tuple(logp_new.shape)}, "
+                         f"{tuple(logp_old.shape)}, {tuple(mask.shape)}, {tuple(advantages.shape)}")
     B, T = mask.shape
     max_length = T if max_length is None else max_length
     if max_length < T:
         raise ValueError(f"max_length ({max_length}) must be >= the completion width T ({T})")
-    token_mean = grpo_loss(logp_new, logp_old, advantages, mask, eps_low=eps, eps_high=eps, beta=beta,
-                           ref_logp=ref_logp, aggregation="token")
-    n_valid = mask.to(logp_new.dtype).sum().clamp(min=1.0)
-    return token_mean * n_valid / (B * max_length)  # token sum / (B * max_length)
+    if beta > 0 and (ref_logp is None or ref_logp.shape != logp_new.shape):
+        raise ValueError("beta > 0 needs ref_logp with the same [B, T] shape as logp_new")
+    valid = mask.bool()
+    ratio = torch.exp(torch.where(valid, logp_new - logp_old.detach(), torch.zeros_like(logp_new)))  # (B, T)
+    adv = advantages.detach().unsqueeze(1)  # (B, 1)
+    per_token = -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps, 1 + eps) * adv)  # (B, T) PPO clip
+    if beta > 0:
+        log_r = ref_logp.detach() - logp_new  # (B, T), k3 = exp(log_r) - log_r - 1
+        per_token = per_token + beta * (torch.exp(log_r) - log_r - 1)
+    token_sum = torch.where(valid, per_token, torch.zeros_like(per_token)).sum()  # no 1/|o_i|
+    return token_sum / (B * max_length)
 
 
 def dapo_loss(logp_new, logp_old, advantages, mask, eps_low: float = 0.2, eps_high: float = 0.28, beta: float = 0.0,
@@ -232,12 +236,22 @@ def cispo_loss(logp_new, logp_old, advantages, mask, eps_high: float = 4.0, eps_
     Returns:
         Scalar tensor (its value is not 0 on-policy: it is -A log pi, not a ratio).
     """
-    _check(logp_new, logp_old, advantages, mask)
-    ratio = torch.exp(torch.where(mask.bool(), logp_new - logp_old.detach(), torch.zeros_like(logp_new)))  # (B, T)
+    if logp_new.ndim != 2 or not (logp_new.shape == logp_old.shape == mask.shape) \
+            or advantages.shape != logp_new.shape[:1]:
+        raise ValueError(f"need logp_new, logp_old, mask [B, T] and advantages [B]; got {tuple(logp_new.shape)}, "
+                         f"{tuple(logp_old.shape)}, {tuple(mask.shape)}, {tuple(advantages.shape)}")
+    if beta > 0 and (ref_logp is None or ref_logp.shape != logp_new.shape):
+        raise ValueError("beta > 0 needs ref_logp with the same [B, T] shape as logp_new")
+    valid = mask.bool()
+    ratio = torch.exp(torch.where(valid, logp_new - logp_old.detach(), torch.zeros_like(logp_new)))  # (B, T)
     lower = None if eps_low is None else 1 - eps_low
     clipped_weight = torch.clamp(ratio, min=lower, max=1 + eps_high).detach()  # (B, T) sg(r_hat)
     per_token = -clipped_weight * advantages.detach().unsqueeze(1) * logp_new  # (B, T)
-    return _token_mean(_with_kl(per_token, logp_new, beta, ref_logp), mask)
+    if beta > 0:
+        log_r = ref_logp.detach() - logp_new  # (B, T), k3 = exp(log_r) - log_r - 1
+        per_token = per_token + beta * (torch.exp(log_r) - log_r - 1)
+    token_sum = torch.where(valid, per_token, torch.zeros_like(per_token)).sum()
+    return token_sum / mask.to(logp_new.dtype).sum().clamp(min=1.0)  # token mean over the batch
 
 
 def sapo_loss(logp_new, logp_old, advantages, mask, tau_pos: float = 1.0, tau_neg: float = 1.05, beta: float = 0.0,

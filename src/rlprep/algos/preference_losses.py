@@ -55,9 +55,15 @@ def ipo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_r
     """
     if beta <= 0:
         raise ValueError(f"beta must be > 0, got {beta}")
-    _margin(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps)  # shape check
-    chosen = _per_token(policy_chosen_logps - ref_chosen_logps.detach(), chosen_lengths)  # (B,)
-    rejected = _per_token(policy_rejected_logps - ref_rejected_logps.detach(), rejected_lengths)  # (B,)
+    tensors = (policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, chosen_lengths,
+               rejected_lengths)
+    if len({tuple(t.shape) for t in tensors}) != 1 or policy_chosen_logps.ndim != 1:
+        raise ValueError(f"the four log-prob sums and the two lengths must be [B] with one B; "
+                         f"got {[tuple(t.shape) for t in tensors]}")
+    chosen_len = chosen_lengths.to(policy_chosen_logps.dtype).clamp(min=1.0)  # (B,)
+    rejected_len = rejected_lengths.to(policy_rejected_logps.dtype).clamp(min=1.0)  # (B,)
+    chosen = (policy_chosen_logps - ref_chosen_logps.detach()) / chosen_len  # (B,) log-ratio per token
+    rejected = (policy_rejected_logps - ref_rejected_logps.detach()) / rejected_len  # (B,)
     return ((chosen - rejected - 1 / (2 * beta)) ** 2).mean()
 
 
@@ -120,8 +126,12 @@ def simpo_loss(policy_chosen_logps, policy_rejected_logps, chosen_lengths, rejec
     """
     if beta <= 0:
         raise ValueError(f"beta must be > 0, got {beta}")
-    chosen = _per_token(policy_chosen_logps, chosen_lengths)  # (B,) average log-prob
-    rejected = _per_token(policy_rejected_logps, rejected_lengths)
+    tensors = (policy_chosen_logps, policy_rejected_logps, chosen_lengths, rejected_lengths)
+    if len({tuple(t.shape) for t in tensors}) != 1 or policy_chosen_logps.ndim != 1:
+        raise ValueError(f"the two log-prob sums and the two lengths must be [B] with one B; "
+                         f"got {[tuple(t.shape) for t in tensors]}")
+    chosen = policy_chosen_logps / chosen_lengths.to(policy_chosen_logps.dtype).clamp(min=1.0)  # (B,) average log-prob
+    rejected = policy_rejected_logps / rejected_lengths.to(policy_rejected_logps.dtype).clamp(min=1.0)  # (B,)
     return -F.logsigmoid(beta * (chosen - rejected) - gamma).mean()
 
 

@@ -12,6 +12,7 @@ Run: ``rlprep train grpo --profile cpu`` (or ``python -m rlprep.trainers.grpo``)
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -22,7 +23,8 @@ import torch
 
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, get_profile
-from rlprep.trainers.grpo_update import grpo_update
+from rlprep.algos.pg_losses import PG_LOSSES
+from rlprep.trainers.grpo_update import grpo_update, registry_advantages, registry_loss
 from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
 from rlprep.tinyworld.warm_start import load_warm_start, warm_start_kwargs
 from rlprep.trainers.sequences import (completion_logprobs, completion_mask_default, frozen_copy, reference,
@@ -70,6 +72,11 @@ class GRPOConfig:
     """μ: gradient steps per batch of rollouts. With 1 the ratio is exactly 1 (fully on-policy)."""
     importance_level: str = "token"
     """``"token"`` (GRPO ratio per token) or ``"sequence"`` (GSPO: exp of the mean per-token log-ratio)."""
+    loss_type: str | None = None
+    """A key of ``rlprep.algos.pg_losses.PG_LOSSES`` (``dr_grpo``, ``cispo``, ``rloo``, ...): that variant's loss and
+    its baseline from ``PG_ADVANTAGES``, with its paper's clip range and aggregation (``eps_low``, ``eps_high``,
+    ``aggregation``, ``scale_rewards`` and ``importance_level`` are then not used). None: ``grpo_loss`` with the
+    knobs above."""
     mask_truncated: bool = False
     """Exclude completions that never emitted eos from the loss (TRL's ``mask_truncated_completions``)."""
     max_grad_norm: float = 1.0
@@ -116,6 +123,11 @@ class GRPOConfig:
             (self.scale_rewards in SCALES, f"scale_rewards must be one of {SCALES}, got {self.scale_rewards!r}"),
             (self.importance_level in IMPORTANCE_LEVELS,
              f"importance_level must be one of {IMPORTANCE_LEVELS}, got {self.importance_level!r}"),
+            (self.loss_type is None or self.loss_type in PG_LOSSES,
+             f"loss_type must be None or one of {sorted(PG_LOSSES)}, got {self.loss_type!r}"),
+            (self.loss_type not in PG_LOSSES or self.beta == 0
+             or "beta" in inspect.signature(PG_LOSSES[self.loss_type]).parameters,
+             f"the {self.loss_type} loss has no KL term: set beta=0"),
             (self.sft_stop_accuracy is None or 0 < self.sft_stop_accuracy <= 1,
              f"sft_stop_accuracy must be None or in (0, 1], got {self.sft_stop_accuracy}"),
             (sum(x is not None for x in (self.sft_steps, self.sft_stop, self.sft_stop_accuracy)) <= 1,
@@ -175,8 +187,11 @@ class GRPOTrainer:
         self.tokenizer = tokenizer
         self.task = task if task is not None else get_task("arithmetic")
         self.reference = frozen_copy(self.policy)
-        self.group_advantages = group_advantages or reference("grpo", "group_advantages")
-        self.grpo_loss = grpo_loss or reference("grpo", "grpo_loss")
+        by_name = config.loss_type is not None  # the atlas's variant, by name (injected functions still win)
+        self.group_advantages = group_advantages or (
+            registry_advantages(config.loss_type) if by_name else reference("grpo", "group_advantages"))
+        self.grpo_loss = grpo_loss or (registry_loss(config.loss_type, max_length=config.max_new_tokens)
+                                       if by_name else reference("grpo", "grpo_loss"))
         self.kl_k3 = kl_k3 or reference("grpo", "kl_k3")
         self.completion_mask_fn = completion_mask_fn or completion_mask_default
         self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)

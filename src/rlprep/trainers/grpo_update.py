@@ -4,15 +4,55 @@
 :class:`rlprep.trainers.grpo.GRPOTrainer` calls :func:`grpo_update` on completions of arithmetic prompts; the
 multi-turn agentic trainer (``rlprep.agentic.train``) on the action tokens of transcripts, with per-token
 advantages ``[B, T]``; the colour-QA demo (``rlprep.multimodal.colour_qa``) on one-token answers ``[N*G, 1]``.
-The loss is GRPO's clipped surrogate (Shao et al. 2024, arXiv 2402.03300, Eq. 3) from ``rlprep.algos.grpo``.
+The loss is GRPO's clipped surrogate (Shao et al. 2024, arXiv 2402.03300, Eq. 3) from ``rlprep.algos.grpo``, or
+any variant of the atlas chosen by name (:func:`registry_loss`, :func:`registry_advantages`: ``PG_LOSSES`` and
+``PG_ADVANTAGES`` of ``rlprep.algos.pg_losses``).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Callable
 
 import torch
+
+
+def registry_advantages(name: str) -> Callable:
+    """``PG_ADVANTAGES[name]`` called as the trainer calls ``group_advantages``: ``(rewards [N*G], G, scale=...)``.
+
+    The variant's own baseline applies (RLOO: leave-one-out, Dr. GRPO: group mean, ...); ``scale`` is not used.
+    """
+    from rlprep.algos.pg_losses import PG_ADVANTAGES
+
+    baseline = PG_ADVANTAGES[name]
+    return lambda rewards, group_size, scale=None: baseline(rewards, group_size)
+
+
+def registry_loss(name: str, max_length: int | None = None) -> Callable:
+    """``PG_LOSSES[name]`` called as :func:`grpo_update` calls ``grpo_loss``; a scalar [B, T] -> () loss.
+
+    The variant keeps its paper's clip range, aggregation and ratio level (``eps_low``, ``eps_high``,
+    ``aggregation`` and ``importance_level`` of the call are not used); it gets ``beta`` and ``ref_logp`` when
+    ``beta > 0`` (a variant without a KL term refuses that) and ``max_length`` where it takes one (Dr. GRPO's
+    constant, TRL's ``max_completion_length``).
+    """
+    from rlprep.algos.pg_losses import PG_LOSSES
+
+    if name not in PG_LOSSES:
+        raise ValueError(f"unknown policy-gradient loss {name!r}; choose one of {sorted(PG_LOSSES)}")
+    loss_fn = PG_LOSSES[name]
+    accepted = inspect.signature(loss_fn).parameters
+    fixed = {"max_length": max_length} if "max_length" in accepted and max_length is not None else {}
+
+    def loss(logp_new, logp_old, advantages, mask, beta: float = 0.0, ref_logp=None, **unused) -> torch.Tensor:
+        if beta > 0 and "beta" not in accepted:
+            raise ValueError(f"the {name} loss has no KL term; set beta=0 (its KL, if any, belongs in the reward)")
+        kl = {"beta": beta, "ref_logp": ref_logp} if beta > 0 else {}
+        return loss_fn(logp_new, logp_old, advantages, mask, **fixed, **kl)
+
+    loss.__name__ = f"registry_loss_{name}"
+    return loss
 
 
 def optimizer_step(policy, optimizer, loss: torch.Tensor, max_grad_norm: float) -> float:

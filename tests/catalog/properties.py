@@ -359,7 +359,14 @@ def robust_cases(seed=0, H=120, W=160):
         return int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())
 
     b1, b2 = soft_blob(50, 90, 18, 40.0), soft_blob(30, 30, 12, -35.0)
+    colour = shot().astype(np.float64)
+    colour[..., 0] += b1
+    colour[..., 2] -= b1  # R +40, B -40: the grey level barely moves
+    step = np.zeros((H, W))
+    step[:, 60:] = 40.0  # the right 62% of the frame
     return [
+        (shot(), np.clip(np.rint(colour), 0, 255).astype(np.uint8), box(b1, 0.25)),
+        (shot(), shot(offset=6.0, blob=step), (60, 0, W - 1, H - 1)),
         (shot(), shot(), None),
         (shot(), shot(offset=12.0), None),
         (shot(), shot(offset=-8.0, blob=b1), box(b1, 0.25)),

@@ -77,20 +77,24 @@ def diff_bbox(img_a: np.ndarray, img_b: np.ndarray, threshold: float = 0) -> tup
 
 def diff_bbox_robust(
     img_a: np.ndarray, img_b: np.ndarray, sigma: float = 2.0, k: float = 6.0, min_delta: float = 6.0,
-    min_area: int = 20,
+    min_area: int = 20, max_drift: float = 20.0,
 ) -> tuple[int, int, int, int] | None:
     """Bounding box of a real local change, ignoring sensor noise and a global brightness drift.
 
-    Steps: channel-mean signed difference d = b - a (float32); subtract its median (a global additive drift
-    moves every pixel alike, a local change moves < half of them); Gaussian-smooth with ``sigma`` (noise
-    std drops by ~1 / (2 sqrt(pi) sigma)); estimate the smoothed noise std robustly as 1.4826 * MAD; keep
-    pixels with |d| > max(k * noise_std, min_delta); open with a 3x3 kernel to drop specks; keep 8-connected
-    components of at least ``min_area`` pixels and return the box of their union. A gradual (soft-edged)
-    change is found where it rises above that level, so its box is slightly inside the change's full support.
+    Steps, channel by channel (a colour change can move R up and B down by the same amount, so signed channel
+    differences are never averaged): signed difference d = b - a (float32), Gaussian-smoothed with ``sigma``
+    (noise std drops by ~1 / (2 sqrt(pi) sigma)). The background is the pixels with |d| <= ``max_drift``: the
+    global drift is their median and the smoothed noise std is 1.4826 * their MAD, so a change covering most of
+    the frame is not taken for the background (a whole-frame median would be the change's level and return the
+    complement box). A pixel changed when any channel has |d - drift| > max(k * noise_std, min_delta); open with
+    a 3x3 kernel to drop specks; keep 8-connected components of at least ``min_area`` pixels and return the box
+    of their union. A gradual (soft-edged) change is found where it rises above that level, so its box is
+    slightly inside the change's full support. A uniform change of at most ``max_drift`` over more than half of
+    the frame cannot be told from a drift by two images alone.
     Stated tolerance (tests/catalog/properties.py): with per-pixel noise std 3, a global drift up to +-12 grey
-    levels and a raised-cosine blob of amplitude 35-40 and radius 12-18 px, each edge of the returned box lies
-    within 3 px of the box where the blob reaches 25% of its peak (measured: within 1 px over 12 seeds);
-    noise alone and drift alone give None.
+    levels and a raised-cosine blob of amplitude 35-40 and radius 12-18 px, grey or colour-only, each edge of
+    the returned box lies within 3 px of the box where the blob reaches 25% of its peak; a step of 40 grey
+    levels over any part of the frame is boxed within 3 px; noise alone and drift alone give None.
 
     Args:
         img_a, img_b: uint8 [H, W] or [H, W, C] arrays of the same shape.
@@ -98,6 +102,7 @@ def diff_bbox_robust(
         k: detection level in smoothed-noise stds.
         min_delta: floor on the detection level, in grey levels (guards against a zero-noise MAD).
         min_area: smallest component, in pixels, that counts as a change.
+        max_drift: largest global brightness drift, in grey levels (>= 0); larger uniform changes are changes.
 
     Returns:
         (x_min, y_min, x_max, y_max), inclusive Python ints, or None when no change survives.
@@ -107,15 +112,18 @@ def diff_bbox_robust(
             raise ValueError(f"{name} must be a non-empty uint8 numpy array [H, W] or [H, W, C]")
     if img_a.shape != img_b.shape:
         raise ValueError(f"images must have the same shape; got {img_a.shape} and {img_b.shape}")
-    if not (sigma > 0 and k > 0 and min_delta >= 0 and min_area >= 1):
-        raise ValueError(f"need sigma > 0, k > 0, min_delta >= 0, min_area >= 1; got {sigma}, {k}, {min_delta}, "
-                         f"{min_area}")
+    if not (sigma > 0 and k > 0 and min_delta >= 0 and min_area >= 1 and max_drift >= 0):
+        raise ValueError(f"need sigma > 0, k > 0, min_delta >= 0, min_area >= 1, max_drift >= 0; got {sigma}, {k}, "
+                         f"{min_delta}, {min_area}, {max_drift}")
     diff = img_b.astype(np.float32) - img_a.astype(np.float32)  # (H, W[, C]) signed, no wrap-around
-    diff = diff.mean(axis=2) if diff.ndim == 3 else diff  # (H, W)
-    diff -= np.median(diff)  # remove a global additive brightness drift
-    smooth = cv2.GaussianBlur(diff, (0, 0), sigmaX=sigma, sigmaY=sigma)  # (H, W)
-    noise_std = 1.4826 * float(np.median(np.abs(smooth - np.median(smooth))))
-    changed = (np.abs(smooth) > max(k * noise_std, min_delta)).astype(np.uint8)  # (H, W) 0/1
+    diff = diff.reshape(*diff.shape[:2], -1)  # (H, W, C)
+    changed = np.zeros(diff.shape[:2], np.uint8)  # (H, W) 0/1: any channel above its level
+    for c in range(diff.shape[2]):
+        smooth = cv2.GaussianBlur(np.ascontiguousarray(diff[..., c]), (0, 0), sigmaX=sigma, sigmaY=sigma)  # (H, W)
+        background = smooth[np.abs(smooth) <= max_drift]  # (N,) pixels a drift alone could explain
+        drift = float(np.median(background)) if background.size else 0.0
+        noise_std = 1.4826 * float(np.median(np.abs(background - drift))) if background.size else 0.0
+        changed |= np.abs(smooth - drift) > max(k * noise_std, min_delta)
     changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     n, _, comp_stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
     keep = [i for i in range(1, n) if comp_stats[i, cv2.CC_STAT_AREA] >= min_area]

@@ -317,6 +317,13 @@ def image_diff_cases(seed=0):
     c = np.full((6, 8), 100, np.uint8); d = c.copy(); d[1, 2] = 108; d[5, 7] = 109  # gray; > not >=
     cases.append((c, d, 8))
     cases.append((a, a.copy(), 0))  # nothing differs
+    m = rng.integers(60, 190, (9, 13, 3), dtype=np.uint8)
+    n = m.copy(); n[2:5, 4:9, 0] += 40; n[2:5, 4:9, 2] -= 40; cases.append((m, n, 30))  # colour only: R +40, B -40
+    n = m.copy(); n[6:8, 1:3, 2] += 40; cases.append((m, n, 30))  # the blue channel alone
+    b = a.copy(); b[:, 3:] ^= 0x08; cases.append((a, b, 0))  # more than half the frame
+    g = rng.integers(0, 256, (16, 8), dtype=np.uint8); h = g.copy(); h[3, 5] ^= 0x20; h[12, 1] ^= 1
+    cases.append((g.T, h.T, 0))  # transposed views: rows of 16 bytes, not C-contiguous
+    cases.append((np.asfortranarray(a), np.asfortranarray(b), 0))  # column-major colour images
     return cases
 
 

@@ -176,3 +176,18 @@ def test_robust_grey_images_and_bad_max_drift():
     assert box is not None and max(abs(g - t) for g, t in zip(box, target_box(blob))) <= 3
     with pytest.raises(ValueError, match="max_drift"):
         diff_bbox_robust(a, b, max_drift=-1)
+
+
+def test_threads_and_bandwidth_times_each_variant_and_restores_opencv_threads():
+    import cv2
+
+    from rlprep.bench.image_diff import threads_and_bandwidth
+
+    before = cv2.getNumThreads()
+    out = threads_and_bandwidth(height=96, width=128, repeats=1)
+    assert cv2.getNumThreads() == before == out["opencv_threads"]
+    for key in ("norm_default_threads", "norm_1_thread", "norm_cached", "scan_1_thread", "scan_2_threads",
+                "read_gbs", "cached_gbs"):
+        assert out[key] > 0, key
+    pair_gb = 2 * 96 * 128 * 3 / 1e9
+    assert out["read_gbs"] == pytest.approx(pair_gb / (out["norm_1_thread"] / 1e3))

@@ -171,7 +171,13 @@ def _robust(img_a, img_b, channels="each", background="near_zero", smooth=None):
         drift = float(np.median(bg)) if bg.size else 0.0
         noise = 1.4826 * float(np.median(np.abs(bg - drift))) if bg.size else 0.0
         changed |= np.abs(s - drift) > max(6 * noise, 6.0)
-    changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    return _components_box(cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
+
+
+def _components_box(changed):
+    """The box of the union of the 8-connected components of at least 20 pixels of a [H, W] 0/1 mask, or None."""
+    import cv2
+
     n, _, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
     keep = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= 20]
     if not keep:
@@ -265,14 +271,7 @@ def alt_dbr_colour_distance(img_a, img_b, **kwargs):
                  and counts[i] >= 0.1 * s.size]
         centre = edges[min(peaks, key=lambda i: abs(edges[i] + 0.5)) if peaks else 256] + 0.5
         dist2 += (s - np.median(s[np.abs(s - centre) <= 3])) ** 2
-    changed = (np.sqrt(dist2) > 8).astype(np.uint8)
-    n, _, stats, _ = cv2.connectedComponentsWithStats(changed)
-    keep = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= 20]
-    if not keep:
-        return None
-    x0, y0 = stats[keep, 0], stats[keep, 1]
-    x1, y1 = x0 + stats[keep, 2] - 1, y0 + stats[keep, 3] - 1
-    return int(x0.min()), int(y0.min()), int(x1.max()), int(y1.max())
+    return _components_box((np.sqrt(dist2) > 8).astype(np.uint8))
 
 
 EXPECTED_GRADES = {  # bugs added for issue 24: {bug: (points out of 18, the graded cells that fail)}

@@ -287,4 +287,5 @@ EXPECTED_GRADES = {  # bugs added for issue 24: {bug: (points out of 18, the gra
 colour-only change, a change over more than half the frame, a transposed or column-major view)."""
 
 
-ALTERNATIVES = {"diff_bbox": [alt_db_numpy, alt_db_uint64_rows, alt_db_bands], "diff_bbox_robust": [alt_dbr_box_filter, alt_dbr_colour_distance]}
+ALTERNATIVES = {"diff_bbox": [alt_db_numpy, alt_db_uint64_rows, alt_db_bands],
+                "diff_bbox_robust": [alt_dbr_box_filter, alt_dbr_colour_distance]}

@@ -359,8 +359,8 @@ def pooling_check(seed: int = 11, factor: int = 4, blob: tuple = (120, 160, 48, 
     pooled_noise = float((pool(noise_b).astype(np.float32) - pool(noise_a)).std())
     pooled = diff_bbox_robust(pool(img_a), pool(img_b))
     return {"exact": diff_bbox(a, b, 8), "exact_pooled": diff_bbox(pool(a), pool(b), 8),
-            "max_pooled_box": None if coarse is None else (coarse[0] * factor, coarse[1] * factor,
-                                                           coarse[2] * factor + factor - 1, coarse[3] * factor + factor - 1),
+            "max_pooled_box": None if coarse is None else (
+                coarse[0] * factor, coarse[1] * factor, coarse[2] * factor + factor - 1, coarse[3] * factor + factor - 1),
             "noise_ratio": full_noise / pooled_noise,
             "full_box": diff_bbox_robust(img_a, img_b),
             "pooled_box": None if pooled is None else tuple(v * factor + (factor - 1) * (i >= 2)

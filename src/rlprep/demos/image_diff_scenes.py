@@ -62,7 +62,7 @@ def robust_pair(seed: int, height: int = 120, width: int = 160, offset: float = 
 
 
 def step_box(step: tuple[int, float], height: int = 120, width: int = 160) -> tuple[int, int, int, int]:
-    """The box a correct ``diff_bbox_robust`` should return for ``robust_pair(..., step=step)``: the columns it moves."""
+    """The box a correct ``diff_bbox_robust`` should return for ``robust_pair(..., step=step)``: the moved columns."""
     return int(step[0]), 0, width - 1, height - 1
 
 

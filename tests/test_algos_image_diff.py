@@ -117,3 +117,77 @@ def test_benchmark_harness_returns_every_method_and_scenario():
         assert all(v > 0 for v in row.values())
     assert set(result["best_ms"]) == set(result["timings_ms"])
     assert "| small_centre_t0 |" in format_table(result) and "best ms" in format_table(result, "best_ms")
+
+
+# diff_bbox_robust ----------------------------------------------------------------------------------------------
+def test_robust_finds_a_colour_only_change_that_channel_averaging_cancels():
+    """R +40 and B -40 on a soft blob: the channel mean of the signed difference is ~0 (issue 24)."""
+    from rlprep.demos.image_diff_scenes import robust_pair, target_box
+
+    blob = (50, 90, 18, 40.0)
+    a, b = robust_pair(3, blob=blob, colour=(1.0, 0.0, -1.0))
+    signed_mean = (b.astype(float) - a.astype(float)).mean(axis=2)[50, 90]
+    assert abs(signed_mean) < 3  # what an average over channels sees at the blob's peak
+    assert diff_bbox(a, b, threshold=30) is not None  # the exact box at a high threshold finds it
+    box = diff_bbox_robust(a, b)
+    assert box is not None and max(abs(g - t) for g, t in zip(box, target_box(blob))) <= 3
+    a, b = robust_pair(4, offset=-6.0, blob=blob, colour=(0.0, 0.0, 1.0))  # only the blue channel moves
+    box = diff_bbox_robust(a, b)
+    assert box is not None and max(abs(g - t) for g, t in zip(box, target_box(blob))) <= 3
+
+
+@pytest.mark.parametrize("x0", [60, 20])
+def test_robust_boxes_a_change_over_most_of_the_frame_not_its_complement(x0):
+    """A step of +40 over the right 62% (x0 = 60) or 88% (x0 = 20) of the frame: a whole-frame median is the
+    change's level, so median drift removal returned the unchanged part, (0, 0, 61, 119) for x0 = 60."""
+    from rlprep.demos.image_diff_scenes import robust_pair, step_box
+
+    for offset in (0.0, 8.0):
+        box = diff_bbox_robust(*robust_pair(4, offset=offset, step=(x0, 40.0)))
+        assert box is not None and max(abs(g - t) for g, t in zip(box, step_box((x0, 40.0)))) <= 3, (offset, box)
+    assert diff_bbox_robust(*robust_pair(5, step=(0, 40.0))) == (0, 0, 159, 119)  # the whole frame, 40 > max_drift
+
+
+def test_robust_stated_tolerance_over_seeds():
+    """The docstring's tolerance on 12 random scenes each: grey, colour-only and blue-only blobs, steps, and
+    noise or drift alone (None)."""
+    from rlprep.demos.image_diff_scenes import robust_pair, step_box, target_box
+
+    for seed in range(12):
+        rng = np.random.default_rng(100 + seed)
+        for colour in ((1, 1, 1), (1, 0, -1), (0, 0, 1)):
+            amp, radius = rng.uniform(35, 40) * rng.choice([-1, 1]), rng.uniform(12, 18)
+            blob = (rng.uniform(radius, 120 - radius), rng.uniform(radius, 160 - radius), radius, amp)
+            box = diff_bbox_robust(*robust_pair(seed, offset=rng.uniform(-12, 12), blob=blob, colour=colour))
+            assert box is not None and max(abs(g - t) for g, t in zip(box, target_box(blob))) <= 3, (seed, colour)
+        step = (int(rng.integers(5, 155)), 40.0 * rng.choice([-1, 1]))
+        box = diff_bbox_robust(*robust_pair(seed, offset=rng.uniform(-12, 12), step=step))
+        assert box is not None and max(abs(g - t) for g, t in zip(box, step_box(step))) <= 3, (seed, step)
+        assert diff_bbox_robust(*robust_pair(seed)) is None
+        assert diff_bbox_robust(*robust_pair(seed, offset=rng.uniform(-12, 12))) is None
+
+
+def test_robust_grey_images_and_bad_max_drift():
+    from rlprep.demos.image_diff_scenes import robust_pair, target_box
+
+    blob = (60, 60, 15, -38.0)
+    a, b = (img[..., 1] for img in robust_pair(6, offset=5.0, blob=blob))  # [H, W] grey
+    box = diff_bbox_robust(a, b)
+    assert box is not None and max(abs(g - t) for g, t in zip(box, target_box(blob))) <= 3
+    with pytest.raises(ValueError, match="max_drift"):
+        diff_bbox_robust(a, b, max_drift=-1)
+
+
+def test_threads_and_bandwidth_times_each_variant_and_restores_opencv_threads():
+    import cv2
+
+    from rlprep.bench.image_diff import threads_and_bandwidth
+
+    before = cv2.getNumThreads()
+    out = threads_and_bandwidth(height=96, width=128, repeats=1)
+    assert cv2.getNumThreads() == before == out["opencv_threads"]
+    for key in ("norm_default_threads", "norm_1_thread", "norm_cached", "scan_1_thread", "scan_2_threads",
+                "read_gbs", "cached_gbs"):
+        assert out[key] > 0, key
+    pair_gb = 2 * 96 * 128 * 3 / 1e9
+    assert out["read_gbs"] == pytest.approx(pair_gb / (out["norm_1_thread"] / 1e3))

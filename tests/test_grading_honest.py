@@ -99,3 +99,33 @@ def test_compute_gae_as_an_associative_scan():
     assert "for t in reversed" not in src and "while len(d) > 1" in src
     results = grade_with("lab01_gae", {"compute_gae": src})
     assert_full_marks(results)
+
+
+UINT64_ROWS = '''def diff_bbox(img_a, img_b, threshold=0):
+    if not (isinstance(img_a, np.ndarray) and isinstance(img_b, np.ndarray)) or img_a.shape != img_b.shape \\
+            or img_a.dtype != np.uint8 or img_b.dtype != np.uint8 or img_a.ndim not in (2, 3) or img_a.size == 0:
+        raise ValueError("need two uint8 arrays [H, W] or [H, W, C] of the same shape")
+    d = np.abs(img_a.astype(np.int16) - img_b.astype(np.int16))
+    d = d.max(axis=2) if d.ndim == 3 else d
+    rows = np.flatnonzero((d > threshold).any(axis=1))
+    if threshold == 0:  # fast path: rows compared as uint64 words
+        a, b = LAYOUT(img_a).reshape(img_a.shape[0], -1), LAYOUT(img_b).reshape(img_b.shape[0], -1)
+        pad = (-a.shape[1]) % 8
+        a, b = (np.pad(a, ((0, 0), (0, pad))), np.pad(b, ((0, 0), (0, pad)))) if pad else (a, b)
+        rows = np.flatnonzero((a.view(np.uint64) != b.view(np.uint64)).any(axis=1))
+    if rows.size == 0:
+        return None
+    cols = np.flatnonzero((d[rows[0]:rows[-1] + 1] > threshold).any(axis=0))
+    return int(cols[0]), int(rows[0]), int(cols[-1]), int(rows[-1])
+'''
+
+
+def test_uint64_rows_fast_path_meets_column_major_inputs_through_the_wire():
+    """The hidden transposed/column-major cases reach the sandboxed answer as column-major arrays: the uint64
+    fast path on a C-ordered copy gets full marks; the same without the copy (``.view`` on the caller's memory
+    raises) loses test_db_hard_inputs only."""
+    pytest.importorskip("cv2")
+    honest = UINT64_ROWS.replace("LAYOUT", "np.ascontiguousarray")
+    assert_full_marks(grade_with("lab08_image_diff", {"diff_bbox": honest}))
+    results = grade_with("lab08_image_diff", {"diff_bbox": UINT64_ROWS.replace("LAYOUT", "")})
+    assert {gid for gid, (score, mx, _) in results.items() if score < mx} == {"test_db_hard_inputs"}, results

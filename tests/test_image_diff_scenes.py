@@ -27,3 +27,15 @@ def test_blob_box_by_hand():
     assert target_box((4, 4, 3, -10.0), 9, 9) == (2, 2, 6, 6)  # sign does not matter
     with pytest.raises(ValueError, match="radius"):
         soft_blob(9, 9, 4, 4, 0, 1.0)
+
+
+def test_colour_weights_and_step_change_only_what_they_say():
+    from rlprep.demos.image_diff_scenes import step_box
+
+    a, b = robust_pair(8, noise_std=0.0, blob=(60, 80, 10, 40.0), colour=(1.0, 0.0, -1.0))
+    d = b.astype(int) - a.astype(int)  # (H, W, 3)
+    assert tuple(d[60, 80]) == (40, 0, -40) and not d[0, 0].any()
+    a, b = robust_pair(8, noise_std=0.0, step=(60, 40.0))
+    d = b.astype(int) - a.astype(int)
+    assert (d[:, 60:] == 40).all() and not d[:, :60].any()
+    assert step_box((60, 40.0)) == (60, 0, 159, 119)

@@ -236,3 +236,35 @@ def test_lab08_demos_run_in_smoke(monkeypatch, capsys):
     robust = gradual["boxes"]["diff_bbox_robust"]
     target = target_box((64, 96, 22, 30.0))
     assert robust is not None and max(abs(r - t) for r, t in zip(robust, target)) <= 3
+
+
+def test_lab08_issue24_bugs_get_their_expected_grade(solutions):
+    """The bugs a strong candidate meets (colour-only change, a change over half the frame, a transposed view)
+    each lose exactly the cells the catalogue says, and no more."""
+    from catalog.lab08_image_diff import BUGS, EXPECTED_GRADES
+
+    bugs = {bug.__name__: (name, bug) for name, impls in BUGS.items() for bug in impls}
+    for bug_name, (points, failing) in EXPECTED_GRADES.items():
+        name, bug = bugs[bug_name]
+        results = score_in_process(solutions["lab08_image_diff"], dict(references("lab08_image_diff"), **{name: bug}))
+        assert sum(p for p, _, _ in results.values()) == points, (bug_name, results)
+        assert {gid for gid, (p, mx, _) in results.items() if p < mx} == failing, bug_name
+
+
+def test_lab08_column_major_inputs_reach_the_learner_column_major():
+    """The hidden layout checks mean something under the real grader: arguments cross the wire
+    (np.savez/np.load), which keeps a Fortran-ordered array Fortran-ordered (a strided slice arrives contiguous)."""
+    import io
+
+    import numpy as np
+
+    from rlprep.grading import wire
+
+    grey = np.zeros((16, 9), np.uint8)
+    for value in (grey.T, np.asfortranarray(np.zeros((9, 13, 3), np.uint8))):
+        tree, arrays = wire.encode(value)
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        buf.seek(0)
+        back = wire.decode(tree, np.load(buf, allow_pickle=False))
+        assert back.flags.f_contiguous and not back.flags.c_contiguous and back.shape == value.shape

@@ -3,6 +3,7 @@
 The builders (``grading/build_lab02``, ``07``, ``08``) were removed when these labs became notebooks (issue 19).
 What they guaranteed is checked against the notebooks they last wrote (commit ``BUILT``, read with ``git show``):
 the rendered source holds the same hidden values, and every catalogued bug loses the same points per test.
+Graded cells added since (``ADDED``) are not compared: the builders' cells must be unchanged, not the only ones.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ BUILT = "373b2963629bcf7a3c2ea6f50b07c7da9d594d41"
 """The last commit whose solutions/ for these labs were written by the builders."""
 LABS = {"lab02_reward_model": "rlprep.algos.reward_model", "lab07_infonce": "rlprep.algos.infonce",
         "lab08_image_diff": "rlprep.algos.image_diff"}
+ADDED = {"lab08_image_diff": {"test_db_hard_inputs", "test_robust_colour_and_large"}}
+"""Graded cells added after the builders (issue 24: colour-only, large-change and column-major cases)."""
 NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:e[-+]?\d+)?")
 pytestmark = pytest.mark.filterwarnings("ignore:Object of type")
 
@@ -49,7 +52,8 @@ def test_source_is_a_template_whose_placeholders_all_resolve(lab):
 @pytest.mark.parametrize("lab", LABS)
 def test_rendered_hidden_values_equal_the_builders(lab):
     old = {c.id: hidden_block(c.source) for c in built_notebook(lab).cells}
-    new = {c.id: hidden_block(c.source) for c in templating.rendered_solution(lab, ROOT).cells}
+    new = {c.id: hidden_block(c.source) for c in templating.rendered_solution(lab, ROOT).cells
+           if c.id not in ADDED.get(lab, set())}
     assert sorted(k for k, v in old.items() if v) == sorted(k for k, v in new.items() if v)
     for cell_id, text in old.items():
         before = np.array([float(x) for x in NUMBER.findall(text)])
@@ -62,11 +66,14 @@ def test_rendered_hidden_values_equal_the_builders(lab):
 def test_reference_and_every_bug_score_as_with_the_builders_notebook(lab):
     old, new = built_notebook(lab), templating.rendered_solution(lab, ROOT)
     reference, bugs = implementations(lab)
+    added = ADDED.get(lab, set())
     full = score_in_process(new, reference)
-    assert full == score_in_process(old, reference) and all(p == mx for p, mx, _ in full.values()), full
+    assert all(p == mx for p, mx, _ in full.values()), full
+    assert {g: v for g, v in full.items() if g not in added} == score_in_process(old, reference)
     for name, impls in bugs.items():
         for bug in impls:
-            scores = {g: pts for g, (pts, _, _) in score_in_process(new, dict(reference, **{name: bug})).items()}
+            scores = {g: pts for g, (pts, _, _) in score_in_process(new, dict(reference, **{name: bug})).items()
+                      if g not in added}
             before = {g: pts for g, (pts, _, _) in score_in_process(old, dict(reference, **{name: bug})).items()}
             assert scores == before, f"{bug.__name__}: {before} -> {scores}"
 

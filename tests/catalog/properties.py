@@ -348,6 +348,13 @@ def image_diff_cases(seed=0):
     c = np.full((6, 8), 100, np.uint8); d = c.copy(); d[1, 2] = 108; d[5, 7] = 109  # gray; > not >=
     cases.append((c, d, 8))
     cases.append((a, a.copy(), 0))  # nothing differs
+    m = rng.integers(60, 190, (9, 13, 3), dtype=np.uint8)
+    n = m.copy(); n[2:5, 4:9, 0] += 40; n[2:5, 4:9, 2] -= 40; cases.append((m, n, 30))  # colour only: R +40, B -40
+    n = m.copy(); n[6:8, 1:3, 2] += 40; cases.append((m, n, 30))  # the blue channel alone
+    b = a.copy(); b[:, 3:] ^= 0x08; cases.append((a, b, 0))  # more than half the frame
+    g = rng.integers(0, 256, (16, 8), dtype=np.uint8); h = g.copy(); h[3, 5] ^= 0x20; h[12, 1] ^= 1
+    cases.append((g.T, h.T, 0))  # transposed views: rows of 16 bytes, not C-contiguous
+    cases.append((np.asfortranarray(a), np.asfortranarray(b), 0))  # column-major colour images
     return cases
 
 
@@ -390,7 +397,14 @@ def robust_cases(seed=0, H=120, W=160):
         return int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())
 
     b1, b2 = soft_blob(50, 90, 18, 40.0), soft_blob(30, 30, 12, -35.0)
+    colour = shot().astype(np.float64)
+    colour[..., 0] += b1
+    colour[..., 2] -= b1  # R +40, B -40: the grey level barely moves
+    step = np.zeros((H, W))
+    step[:, 60:] = 40.0  # the right 62% of the frame
     return [
+        (shot(), np.clip(np.rint(colour), 0, 255).astype(np.uint8), box(b1, 0.25)),
+        (shot(), shot(offset=6.0, blob=step), (60, 0, W - 1, H - 1)),
         (shot(), shot(), None),
         (shot(), shot(offset=12.0), None),
         (shot(), shot(offset=-8.0, blob=b1), box(b1, 0.25)),

@@ -13,6 +13,10 @@ Methods (all give the same inclusive box):
 - ``opencv_pipeline``: ``cv2.absdiff`` -> channel max with ``cv2.max`` -> ``cv2.threshold`` -> ``cv2.findNonZero``
   -> ``cv2.boundingRect``.
 - ``floor``: one ``cv2.absdiff(a, b)``: one read of both images (the memory-bandwidth floor).
+
+``threads_and_bandwidth()`` asks why two threads barely help: it times ``cv2.norm(NORM_INF)`` over the pair with
+OpenCV's default threads and with ``setNumThreads(1)``, the same call on a cache-resident block, and the scan on
+one thread and on two row bands.
 """
 
 from __future__ import annotations
@@ -155,6 +159,49 @@ def run_benchmark(height=2160, width=3840, channels=3, repeats=21, slow_repeats=
     return {"shape": [height, width, channels], "repeats": repeats, "slow_repeats": slow_repeats,
             "opencv_threads": cv2.getNumThreads(), "opencv_version": cv2.__version__,
             "timings_ms": timings, "best_ms": best, "ratios": ratios}
+
+
+CACHED_BYTES = 1 << 18
+"""256 KiB of each image: a block that stays in a core's L2 cache across repeated calls."""
+
+
+def threads_and_bandwidth(height=2160, width=3840, channels=3, repeats=11, seed=0) -> dict:
+    """Is the full-read scan bound by threads or by memory? Medians over ``repeats`` calls, in ms, on identical
+    images (so every byte is read):
+
+    - ``norm_default_threads`` / ``norm_1_thread``: ``cv2.norm(a, b, NORM_INF)`` over the whole pair with OpenCV's
+      default thread count, then with ``cv2.setNumThreads(1)`` (restored afterwards);
+    - ``norm_cached``: the same call on a ``CACHED_BYTES`` block of each image, repeated until it has read as many
+      bytes as the whole pair, so the bytes come from the cache, not from memory;
+    - ``scan_1_thread`` / ``scan_2_threads``: ``diff_bbox`` and ``diff_bbox_bands`` over two threads.
+
+    Also ``read_gbs`` / ``cached_gbs`` (GB/s of the pair read by ``norm_1_thread`` / ``norm_cached``) and
+    ``opencv_threads``.
+    """
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 256, (height, width, channels), dtype=np.uint8)
+    b = a.copy()
+    rows = min(height, max(1, CACHED_BYTES // (width * channels)))  # (rows, W, C) blocks of about 256 KiB
+    calls = max(1, height // rows)
+    block_a, block_b = a[:rows], b[:rows]
+    default_threads = cv2.getNumThreads()
+    pool = ThreadPoolExecutor(max_workers=2)
+    out = {}
+    try:
+        out["norm_default_threads"] = _time_ms(cv2.norm, (a, b, cv2.NORM_INF), repeats)[0]
+        cv2.setNumThreads(1)
+        out["norm_1_thread"] = _time_ms(cv2.norm, (a, b, cv2.NORM_INF), repeats)[0]
+        out["norm_cached"] = _time_ms(lambda: [cv2.norm(block_a, block_b, cv2.NORM_INF) for _ in range(calls)], (),
+                                      repeats)[0] * height / (rows * calls)  # scaled to the pair's bytes
+    finally:
+        cv2.setNumThreads(default_threads)
+    out["scan_1_thread"] = _time_ms(diff_bbox, (a, b, 0), repeats)[0]
+    out["scan_2_threads"] = _time_ms(lambda: diff_bbox_bands(a, b, 0, pool=pool), (), repeats)[0]
+    pool.shutdown()
+    pair_gb = 2 * a.nbytes / 1e9
+    out.update(read_gbs=pair_gb / (out["norm_1_thread"] / 1e3), cached_gbs=pair_gb / (out["norm_cached"] / 1e3),
+               opencv_threads=default_threads)
+    return out
 
 
 def format_table(result, key="timings_ms"):

@@ -38,9 +38,13 @@ def blob_box(blob: np.ndarray, level: float = 0.25) -> tuple[int, int, int, int]
 
 def robust_pair(seed: int, height: int = 120, width: int = 160, offset: float = 0.0,
                 blob: tuple[float, float, float, float] | None = None,
-                noise_std: float = NOISE_STD) -> tuple[np.ndarray, np.ndarray]:
+                noise_std: float = NOISE_STD, colour: tuple[float, float, float] = (1.0, 1.0, 1.0),
+                step: tuple[int, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Two uint8 shots [H, W, 3] of the same scene with independent noise; the second adds ``offset`` grey levels
-    everywhere (a global brightness drift) and, if given, ``blob = (cy, cx, radius, amp)`` (a gradual local change).
+    everywhere (a global brightness drift) and, if given, ``blob = (cy, cx, radius, amp)`` (a gradual local change)
+    times ``colour``, one weight per channel (``(1, 0, -1)``: R up, B down by the same amount, the grey level
+    almost unchanged), and ``step = (x0, amp)``: every column from ``x0`` on moves by ``amp`` (a sharp change over
+    part of the frame, e.g. a light switched on over its right 62% for ``x0 = 60``).
     """
     rng = np.random.default_rng(seed)
     base = smooth_scene(height, width)
@@ -49,8 +53,17 @@ def robust_pair(seed: int, height: int = 120, width: int = 160, offset: float = 
         img = base + extra + rng.normal(0.0, noise_std, base.shape)
         return np.clip(np.rint(img), 0, 255).astype(np.uint8)
 
-    change = offset + (soft_blob(height, width, *blob)[..., None] if blob is not None else 0.0)
+    change = np.full(base.shape, float(offset))  # (H, W, 3)
+    if blob is not None:
+        change += soft_blob(height, width, *blob)[..., None] * np.asarray(colour, float)  # (H, W, 1) * (3,)
+    if step is not None:
+        change[:, step[0]:] += step[1]
     return shot(0.0), shot(change)
+
+
+def step_box(step: tuple[int, float], height: int = 120, width: int = 160) -> tuple[int, int, int, int]:
+    """The box a correct ``diff_bbox_robust`` should return for ``robust_pair(..., step=step)``: the moved columns."""
+    return int(step[0]), 0, width - 1, height - 1
 
 
 def target_box(blob: tuple[float, float, float, float], height: int = 120, width: int = 160,

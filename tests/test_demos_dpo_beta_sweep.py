@@ -26,7 +26,7 @@ def test_beta_frontier_runs_every_seed_with_the_given_functions_and_records(monk
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rlprep.demos.dpo_beta_sweep import beta_frontier, recorded_table
+    from rlprep.demos.dpo_beta_sweep import beta_frontier, plot_recorded, recorded_table
 
     monkeypatch.setenv("RLPREP_RECORDS", str(tmp_path))
     monkeypatch.setenv("RLPREP_NO_BAR", "1")
@@ -51,6 +51,11 @@ def test_beta_frontier_runs_every_seed_with_the_given_functions_and_records(monk
     assert doc["command"] == "RLPREP_PROFILE=smoke python -m rlprep.demos.dpo_beta_sweep --record"
     table = recorded_table()
     assert f"{rows[1]['kl']:8.3f} ± {rows[1]['kl_ci95']:<6.3f}" in table and doc["command"] in table
+    fig = plot_recorded()
+    assert "2 seeds" in fig._suptitle.get_text()
+    for ax in fig.axes:
+        assert ax.get_title() and ax.get_xlabel() and "(" in ax.get_ylabel()
+    plt.close("all")
 
 
 def test_one_seed_keeps_the_evaluation_interval(monkeypatch):

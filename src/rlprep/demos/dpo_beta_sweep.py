@@ -209,18 +209,54 @@ def format_rows(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def recorded_table(name: str = RECORD) -> str:
-    """The recorded sweep (``records/<name>.json``) as :func:`format_rows` prints it, with its command and budget."""
+def recorded_rows(name: str = RECORD) -> tuple[list[dict], dict]:
+    """The recorded sweep as :func:`summarize_seeds` rows (without histories), and the whole record."""
     from rlprep.records import load
 
     doc = load(name)
     v = doc["values"]
     rows = [{"beta": b, "n_seeds": v["n_seeds"], "interval": v["interval"], "gold_start": v["gold_start"],
-             **{k: v[_key(b, k)] for key, _ in METRICS for k in (key, f"{key}_ci95")}} for b in v["betas"]]
+             **{k: v[_key(b, k)] for key, _ in METRICS for k in (key, f"{key}_ci95", f"{key}_seeds")}}
+            for b in v["betas"]]
+    return rows, doc
+
+
+def recorded_table(name: str = RECORD) -> str:
+    """The recorded sweep (``records/<name>.json``) as :func:`format_rows` prints it, with its command and budget."""
+    rows, doc = recorded_rows(name)
+    v = doc["values"]
     head = (f"recorded ({doc['profile']} profile): {v['steps']} steps x {v['batch_size']} pairs per run, "
-            f"evaluated on {v['eval_prompts']} held-out prompts, seeds {tuple(v['seeds'])}; "
-            f"remake with: {doc['command']}")
+            f"evaluated on {v['eval_prompts']} held-out prompts, seeds {tuple(v['seeds'])}; {v['wall_s']:.0f} s on "
+            f"{doc['machine']}, {doc['date']}; remake with: {doc['command']}")
     return head + "\n" + format_rows(rows)
+
+
+def plot_recorded(name: str = RECORD):
+    """KL by β (seed means, 95% intervals, each seed as a dot) and gold reward vs KL, from the record."""
+    import matplotlib.pyplot as plt
+
+    rows, doc = recorded_rows(name)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    betas = [r["beta"] for r in rows]
+    ax1.errorbar(betas, [r["kl"] for r in rows], yerr=[r["kl_ci95"] for r in rows], marker="o", capsize=3,
+                 label="mean, 95% interval")
+    for r in rows:
+        ax1.plot([r["beta"]] * len(r["kl_seeds"]), r["kl_seeds"], "k.", ms=4)
+    ax1.set(xscale="log", title="KL to the reference after DPO, by β (dots: seeds)", xlabel="β (log scale)",
+            ylabel="KL(π‖π_ref) per sequence (nats)")
+    ax1.legend(fontsize=8)
+    ax2.errorbar([r["kl"] for r in rows], [r["gold"] for r in rows], xerr=[r["kl_ci95"] for r in rows],
+                 yerr=[r["gold_ci95"] for r in rows], marker="o", ls="", capsize=3)
+    for r in rows:
+        ax2.annotate(f"β={r['beta']:g}", (r["kl"], r["gold"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    ax2.axhline(rows[0]["gold_start"], color="gray", ls="--", label="SFT start")
+    ax2.set(title="Gold reward vs KL: the β frontier", xlabel="KL(π‖π_ref) per sequence (nats)",
+            ylabel="gold score (hidden scorer, mean)")
+    ax2.legend(fontsize=8)
+    fig.suptitle(f"Recorded β sweep ({doc['profile']} profile, {len(doc['values']['seeds'])} seeds, "
+                 f"{doc['values']['steps']} steps per run)")
+    fig.tight_layout()
+    return fig
 
 
 def main(argv=None) -> int:

@@ -66,3 +66,19 @@ def test_bad_input_names_the_problem():
         kl_regularized_optimum(REF, REWARDS[:3], 1.0)
     with pytest.raises(ValueError, match="labels"):
         dpo_population_loss(REF.log(), REF, REWARDS, 1.0, labels="soft")
+
+
+def test_adam_removes_beta_from_the_first_step_and_beta_acts_through_saturation():
+    from rlprep.demos.dpo import dpo_optimizer_check
+
+    rows = dpo_optimizer_check(betas=(0.1, 0.5, 1.0), steps=300, lr=0.05)
+    adam = [r["adam_first_step"] for r in rows]
+    sgd = [r["sgd_first_step"] for r in rows]
+    # Adam's first step is lr * sign(g) on the two moving logits: lr * sqrt(2), whatever beta (up to eps)
+    assert adam == pytest.approx([0.05 * math.sqrt(2)] * 3, rel=1e-6)
+    # SGD's first step is lr * beta * sigma(0) * sqrt(2): proportional to beta
+    assert sgd == pytest.approx([0.05 * b * 0.5 * math.sqrt(2) for b in (0.1, 0.5, 1.0)], rel=1e-9)
+    margins = [r["adam_margin"] for r in rows]
+    assert margins[0] > margins[1] > margins[2]  # a smaller beta lets the log-ratio margin grow further
+    assert margins[0] > 1 / 0.1  # past 1/beta before the pair saturates
+    assert all(r["pair_weight"] < 0.2 for r in rows)  # every pair has saturated by the end

@@ -115,3 +115,44 @@ def dpo_gradient_weights(margins: torch.Tensor, beta: float) -> torch.Tensor:
     loss = dpo_loss(pi_c, zeros.detach(), zeros.detach(), zeros.detach(), beta=beta)
     (grad,) = torch.autograd.grad(loss, pi_c)
     return -grad * margins.numel()
+
+
+def dpo_optimizer_check(betas=(0.1, 0.5, 1.0), steps: int = 300, lr: float = 0.05) -> list[dict[str, float]]:
+    """One preference pair (y_0 ≻ y_1) on a five-response bandit, policy logits from π = π_ref (uniform), trained
+    on ``dpo_loss`` with Adam and with plain SGD at the same learning rate, once per β.
+
+    The gradient at step 0 is β·σ(0)·(∇log π(y_0) − ∇log π(y_1)), proportional to β. Adam divides each coordinate by
+    the root of its own squared-gradient average, so its first step is lr·sign(g), the same for every β (up to its
+    eps); SGD's is proportional to β. Under Adam β acts through saturation: the pair's weight σ(−β·m) stays near
+    1/2 until the log-ratio margin m approaches 1/β, so a small β lets m grow much further.
+
+    Returns one row per β: ``adam_first_step`` and ``sgd_first_step`` (L2 norm of the first parameter update),
+    ``adam_margin`` (m after ``steps``), ``implicit_margin`` (β·m) and ``pair_weight`` (σ(−β·m)) at the end.
+    """
+    if steps < 1 or lr <= 0:
+        raise ValueError(f"steps must be >= 1 and lr > 0; got {steps}, {lr}")
+    ref = torch.log_softmax(torch.zeros(5, dtype=torch.float64), 0)  # (5,) uniform reference
+
+    def train(beta: float, optimizer_cls) -> tuple[float, float]:
+        theta = torch.zeros(5, dtype=torch.float64, requires_grad=True)
+        optimizer = optimizer_cls([theta], lr=lr)
+        first = 0.0
+        for step in range(steps):
+            logp = torch.log_softmax(theta, 0)  # (5,)
+            loss = dpo_loss(logp[:1], logp[1:2], ref[:1], ref[1:2], beta=beta)
+            optimizer.zero_grad()
+            loss.backward()
+            before = theta.detach().clone()
+            optimizer.step()
+            if step == 0:
+                first = float((theta.detach() - before).norm())
+        return first, float(theta.detach()[0] - theta.detach()[1])  # the margin: log-softmax's normaliser cancels
+
+    rows = []
+    for beta in betas:
+        adam_first, margin = train(beta, torch.optim.Adam)
+        sgd_first, _ = train(beta, torch.optim.SGD)
+        rows.append({"beta": float(beta), "adam_first_step": adam_first, "sgd_first_step": sgd_first,
+                     "adam_margin": margin, "implicit_margin": beta * margin,
+                     "pair_weight": float(torch.sigmoid(torch.tensor(-beta * margin)))})
+    return rows

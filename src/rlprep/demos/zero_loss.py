@@ -115,3 +115,87 @@ def _group_batch(policy, tokenizer, task, cfg: GRPOConfig, kind: str, pool_size:
         raise ValueError(f"no {kind.replace('_', '-')} prompt group in a pool of {pool_size}; pass a larger pool_size")
     rows = torch.tensor([g * G + k for g in groups for k in range(G)])  # (n*G,)
     return select_rows(out, rows), torch.tensor(rewards, dtype=torch.float32, device=device)[rows.to(device)]
+
+
+# --- W11: how the loss *becomes* 0 mid-training, and the zeros that are only in the log --------------------------
+
+def zero_std_by_temperature(policy, tokenizer, task=None, temperatures=(1.0, 0.5, 0.2, 0.05), *, pool_size: int = 48,
+                            group_size: int = 8, max_new_tokens: int = 8, level: int = 2,
+                            seed: int = 0) -> list[dict[str, float]]:
+    """Sample ``group_size`` completions per prompt at each temperature; a sharper policy stands in for entropy
+    collapse. Returns one row per temperature: ``frac_zero_std_groups`` (the groups whose rewards are all equal,
+    so every advantage is 0), ``frac_identical_groups`` (the groups whose G completions are one string) and
+    ``accuracy``. The same prompts and seed at every temperature."""
+    import numpy as np
+
+    from rlprep.tinyworld import get_task
+    from rlprep.tinyworld.tasks.arithmetic import sample_success_rates
+
+    task = task or get_task("arithmetic")
+    prompts = [ex.prompt for ex in task.sample(pool_size, split="train", seed=seed + 991, level=level)]
+    rows = []
+    for temperature in temperatures:
+        rates, out, _ = sample_success_rates(policy, tokenizer, task, prompts, group_size, max_new_tokens,
+                                             temperature, seed=seed, return_rollout=True)
+        texts = np.array(out.texts, dtype=object).reshape(len(prompts), group_size)  # (P, G)
+        rows.append({"temperature": float(temperature),
+                     "frac_zero_std_groups": float(np.isin(rates, (0.0, 1.0)).mean()),
+                     "frac_identical_groups": float(np.mean([len(set(g)) == 1 for g in texts])),
+                     "accuracy": float(rates.mean())})
+    return rows
+
+
+def split_group_losses(rewards: torch.Tensor, group_size: int, micro_batch: int, seed: int = 0) -> dict:
+    """One on-policy GRPO step (ratio 1, β = 0, sequence aggregation) of a toy policy with one logit per
+    completion, on a batch of groups (consecutive) cut into micro-batches of ``micro_batch`` completions, each
+    holding part of one group (``group_size`` a multiple of ``micro_batch``).
+
+    Returns ``micro_losses`` (each micro-batch's loss with the advantages of the whole groups: not 0),
+    ``logged_loss`` (their mean, what a step logger prints: 0 up to rounding), ``grad_norm`` of that step, and
+    ``grad_norm_split_stats``: the gradient when the group statistics are (wrongly) computed inside each
+    micro-batch, where a part of a group can be all right or all wrong and lose its advantage.
+    """
+    from rlprep.algos.grpo import group_advantages, grpo_loss
+
+    n = rewards.numel()
+    if micro_batch < 2 or group_size % micro_batch or n % group_size:
+        raise ValueError(f"need micro_batch >= 2 dividing group_size ({group_size}), which divides the batch ({n}); "
+                         f"got micro_batch={micro_batch}")
+    gen = torch.Generator().manual_seed(seed)
+    theta = (0.1 * torch.randn(n, generator=gen, dtype=torch.float64)).requires_grad_(True)  # one logit per completion
+    logp = torch.nn.functional.logsigmoid(theta).unsqueeze(1)  # (N*G, 1) log-prob of each sampled completion
+    ones = torch.ones(micro_batch, 1, dtype=torch.float64)
+    chunks = [slice(i, i + micro_batch) for i in range(0, n, micro_batch)]
+
+    def step_loss(advantages):  # the logged loss: mean of the micro-batch losses
+        micro = [grpo_loss(logp[c], logp[c].detach(), advantages[c], ones, aggregation="sequence") for c in chunks]
+        return micro, torch.stack(micro).mean()
+
+    micro, logged = step_loss(group_advantages(rewards.double(), group_size))  # whole-group statistics
+    (grad,) = torch.autograd.grad(logged, theta, retain_graph=True)
+    split_adv = torch.cat([group_advantages(rewards[c].double(), micro_batch) for c in chunks])  # partial groups
+    _, split = step_loss(split_adv)
+    (grad_split,) = torch.autograd.grad(split, theta)
+    return {"micro_losses": [m.item() for m in micro], "logged_loss": logged.item(), "grad_norm": float(grad.norm()),
+            "grad_norm_split_stats": float(grad_split.norm())}
+
+
+def kl_gradient_when_tied(beta: float = 0.04, n_tokens: int = 64, drift: float = 0.5, seed: int = 0) -> dict:
+    """Every group tied (all advantages 0) but the policy has drifted from the reference: the GRPO loss is
+    β·mean(k3) alone, small, and its gradient is not 0: it pulls the policy back towards π_ref and nowhere else.
+
+    Returns ``loss``, ``grad_norm`` and ``k3_before`` / ``k3_after`` (mean k3 before and after one SGD step of lr 1).
+    """
+    from rlprep.algos.grpo import grpo_loss, kl_k3
+
+    gen = torch.Generator().manual_seed(seed)
+    ref_logp = -torch.rand(n_tokens, 1, generator=gen, dtype=torch.float64) - 0.5  # (T, 1)
+    theta = (ref_logp + drift * torch.randn(n_tokens, 1, generator=gen, dtype=torch.float64)).requires_grad_(True)
+    zeros = torch.zeros(n_tokens, dtype=torch.float64)  # every advantage 0
+    mask = torch.ones_like(ref_logp)
+    loss = grpo_loss(theta, theta.detach(), zeros, mask, beta=beta, ref_logp=ref_logp)
+    (grad,) = torch.autograd.grad(loss, theta)
+    with torch.no_grad():
+        before = float(kl_k3(theta, ref_logp).mean())
+        after = float(kl_k3(theta - grad, ref_logp).mean())
+    return {"loss": loss.item(), "grad_norm": float(grad.norm()), "k3_before": before, "k3_after": after}

@@ -35,3 +35,18 @@ def test_padding_gets_no_weight_and_bad_groups_are_refused():
     assert torch.allclose(w[batch["mask"] == 1], torch.full((30,), 1 / 30, dtype=torch.float64))
     with pytest.raises(ValueError, match="one length >= 1 per reward"):
         one_group(lengths=(3, 0), rewards=(1.0, 0.0))
+
+
+def test_off_policy_weights_show_the_clip():
+    # one token of a positive-advantage completion has ratio e^0.5 > 1 + eps: PPO-style clipping (GRPO) zeroes
+    # its weight, CISPO keeps it at the clipped weight times A / (total tokens), its neighbours keep r * A / ...
+    batch = one_group(lengths=(2, 2), rewards=(1.0, 0.0))
+    logp_new = batch["logp"].clone()
+    logp_new[0, 0] += 0.5
+    adv = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    grpo = token_weights(PG_LOSSES["grpo"], adv, batch, logp_new)
+    assert grpo[0, 0] == 0 and torch.allclose(grpo[0, 1], torch.tensor(1 / 4, dtype=torch.float64))
+    cispo = token_weights(PG_LOSSES["cispo"], adv, batch, logp_new)
+    assert torch.allclose(cispo[0, 0], torch.exp(torch.tensor(0.5, dtype=torch.float64)) / 4)
+    assert torch.equal(token_weights(PG_LOSSES["grpo"], adv, batch), token_weights(PG_LOSSES["grpo"], adv, batch,
+                                                                                   batch["logp"]))

@@ -31,9 +31,14 @@ def one_group(lengths=(3, 6, 9, 12), rewards=(1.0, 0.0, 1.0, 0.0), seed: int = 0
     return {"logp": logp, "mask": mask, "rewards": torch.tensor(rewards, dtype=torch.float64), "lengths": length}
 
 
-def token_weights(loss_fn: Callable, advantages: torch.Tensor, batch: dict) -> torch.Tensor:
-    """w = -d loss_fn(logp, logp, advantages, mask) / d logp on ``batch`` (on-policy): [G, T], 0 on padding."""
-    logp = batch["logp"].clone().requires_grad_(True)
+def token_weights(loss_fn: Callable, advantages: torch.Tensor, batch: dict,
+                  logp_new: torch.Tensor | None = None) -> torch.Tensor:
+    """w = -d loss_fn(logp_new, batch["logp"], advantages, mask) / d logp_new: [G, T], 0 on padding.
+
+    ``batch["logp"]`` is the sampler's log-probs (logp_old); ``logp_new`` [G, T] the current policy's (default: the
+    same values, on-policy, ratio 1), so an off-policy ``logp_new`` shows what each variant's clip does to a token.
+    """
+    logp = (batch["logp"] if logp_new is None else logp_new).clone().requires_grad_(True)  # (G, T)
     loss_fn(logp, batch["logp"], advantages, batch["mask"]).backward()
     return -logp.grad * batch["mask"]
 

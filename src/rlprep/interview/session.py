@@ -49,7 +49,8 @@ PRESETS: dict[str, Preset] = {
     "topic-guide": Preset("the G questions of the topic guide; 6 questions x 5 min", 6, 5.0, id_prefix="G",
                           max_per_topic=2),
     "frontier": Preset("the post-training algorithm atlas (A questions): Dr. GRPO, DAPO vs CISPO, RLOO vs GRPO, "
-                       "DPO's variants, GSPO, on-policy distillation; 4 questions x 5 min", 4, 5.0, id_prefix="A"),
+                       "DPO's variants, GSPO, on-policy distillation, SAPO's soft gate, ORPO/SimPO, hinge and "
+                       "robust DPO; 4 questions x 5 min", 4, 5.0, id_prefix="A"),
     "quick": Preset("a 10-minute warm-up: 3 questions x 3 min", 3, 3.0),
 }
 

@@ -12,6 +12,7 @@ from grading_helpers import RELEASE, ROOT, SOLUTION, solution
 from rlprep.algos.gae import compute_gae
 from rlprep.grading import authoring
 from rlprep.grading import templating
+from rlprep.grading.executor import hidden_code
 
 
 def lab01_cases() -> dict:
@@ -82,8 +83,7 @@ def test_nbgrader_metadata_is_valid():
 
 def test_hidden_tests_hold_values_not_an_implementation():
     for cell in solution().cells:
-        if "### BEGIN HIDDEN TESTS" in cell.source:
-            hidden = cell.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+        if hidden := hidden_code(cell.source):
             banned = (ast.For, ast.While, ast.FunctionDef, ast.Lambda, ast.Import, ast.ImportFrom, ast.ListComp)
             assert not [n for n in ast.walk(ast.parse(hidden)) if isinstance(n, banned)], cell.id
 

@@ -25,6 +25,7 @@ from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.grpo_update import grpo_update
 from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
 from rlprep.tinyworld.warm_start import load_warm_start, warm_start_kwargs
+from rlprep.trainers.config import TrainerConfig
 from rlprep.trainers.sequences import (completion_logprobs, completion_mask_default, frozen_copy, reference,
                                        resolve_device, seed_everything, truncated_rows, unwrap_model)
 
@@ -35,11 +36,9 @@ IMPORTANCE_LEVELS = ("token", "sequence")
 
 
 @dataclass
-class GRPOConfig:
+class GRPOConfig(TrainerConfig):
     """Budget and knobs of one GRPO/DAPO run. ``GRPOConfig.for_profile("cpu")`` gives the lab's defaults."""
 
-    profile: str = "smoke"
-    """Profile the policy is built for (sizes the model; see ``rlprep.profiles``)."""
     steps: int = 10
     """Optimizer rounds (each = one batch of rollouts, then ``num_iterations`` gradient steps)."""
     prompts_per_step: int = 8
@@ -88,21 +87,15 @@ class GRPOConfig:
     sft_stop_accuracy: float | None = None
     """Warm start: the full SFT run stopped at the first check where greedy accuracy on 256 *training* prompts
     reaches this (the same place on the learning curve whatever the profile or machine)."""
-    seed: int = 0
-    """Seeds sampling, prompt order and torch."""
-    device: str | None = None
-    """torch device; None takes the profile's."""
-    run_dir: str | None = None
-    """Folder for checkpoint/history/plot at the end; None writes only on interrupt."""
     plot_keys: tuple[str, ...] = ("reward/mean", "eval/accuracy", "stats/entropy", "stats/kl_k3_token",
                                   "stats/clipfrac_one_sided", "stats/completion_len")
     """Metrics on the live plot."""
     plot_every: int = 5
     """Redraw the live plot every this many steps."""
 
-    def __post_init__(self) -> None:
+    def checks(self) -> list[tuple[bool, str]]:
         minimums = dict(steps=0, prompts_per_step=1, group_size=2, max_new_tokens=1, num_iterations=1,
-                        dynamic_sampling_rounds=0, eval_every=1, eval_size=1, plot_every=1, sft_steps=1, sft_stop=1)
+                        dynamic_sampling_rounds=0, eval_every=1, eval_size=1, sft_steps=1, sft_stop=1)
         checks = [(getattr(self, k) is None or getattr(self, k) >= low, f"{k} must be >= {low}, got {getattr(self, k)}")
                   for k, low in minimums.items()]
         checks += [
@@ -122,9 +115,7 @@ class GRPOConfig:
              "set at most one of sft_steps (a shorter SFT run), sft_stop and sft_stop_accuracy (stop the full run "
              "early); set the others to None"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"{type(self).__name__}: {message}")
+        return super().checks() + checks
 
     @property
     def batch_size(self) -> int:
@@ -132,9 +123,8 @@ class GRPOConfig:
         return self.prompts_per_step * self.group_size
 
     @classmethod
-    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "GRPOConfig":
+    def budget(cls, p: Profile) -> dict:
         """Budgets for a profile: smoke (seconds, CI), cpu (the lab's <= 10 min on 2 cores), gpu (the 95% target)."""
-        p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=8, prompts_per_step=8, group_size=8, lr=3e-4, eval_every=4, eval_size=100)
         elif p.name == "cpu":
@@ -147,10 +137,14 @@ class GRPOConfig:
             base = dict(steps=int(100 * p.scale), prompts_per_step=64, group_size=16, lr=1e-4,
                         eval_every=20, eval_size=1000, plot_every=10, dynamic_sampling=True, eps_high=0.28,
                         sft_stop_accuracy=0.7)
-        if WARM_START_FIELDS & overrides.keys():  # one warm-start choice replaces the profile's
-            base = {k: v for k, v in base.items() if k not in WARM_START_FIELDS}
-        base.update(overrides)
-        return cls(profile=p.name, **base)
+        return base
+
+    @classmethod
+    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "GRPOConfig":
+        """The profile's budget with ``overrides``; one warm-start field among them replaces the profile's choice."""
+        if WARM_START_FIELDS & overrides.keys():
+            overrides = {**dict.fromkeys(WARM_START_FIELDS), **overrides}
+        return super().for_profile(profile, **overrides)
 
 
 class GRPOTrainer:

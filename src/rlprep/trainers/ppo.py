@@ -38,6 +38,7 @@ from torch import nn
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, get_profile
 from rlprep.rollout import position_ids_from_mask
+from rlprep.trainers.config import TrainerConfig
 from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy, reference, resolve_device,
                                        seed_everything, unwrap_model)
 
@@ -94,11 +95,9 @@ def gae_tokens_from_rowwise(compute_gae: Callable) -> Callable:
 
 
 @dataclass
-class PPOConfig:
+class PPOConfig(TrainerConfig):
     """Budget and knobs of one PPO-RLHF run. ``PPOConfig.for_profile("cpu")`` gives the lab's defaults."""
 
-    profile: str = "smoke"
-    """Profile of the reviews SFT policy and reward model."""
     steps: int = 4
     """PPO rounds (rollouts + ``ppo_epochs`` passes)."""
     batch_size: int = 16
@@ -137,20 +136,14 @@ class PPOConfig:
     """Held-out gold-reward evaluation every this many steps (0: only at start and end)."""
     eval_prompts: int = 128
     """Held-out prompts for the start/end gold-reward comparison."""
-    seed: int = 0
-    """Seeds prompts, sampling and torch."""
-    device: str | None = None
-    """torch device; None takes the profile's."""
-    run_dir: str | None = None
-    """Folder for checkpoint/history/plot; None writes only on interrupt."""
     plot_keys: tuple[str, ...] = ("reward/rm", "reward/gold", "stats/kl_k1_seq", "stats/clipfrac_two_sided", "stats/entropy",
                                   "loss/value")
     """Metrics on the live plot."""
     plot_every: int = 5
     """Redraw the live plot every this many steps."""
 
-    def __post_init__(self) -> None:
-        checks = [
+    def checks(self) -> list[tuple[bool, str]]:
+        return super().checks() + [
             (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
             (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
             (1 <= self.minibatch_size <= self.batch_size and self.batch_size % self.minibatch_size == 0,
@@ -168,16 +161,11 @@ class PPOConfig:
             (self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}"),
             (self.eval_every >= 0, f"eval_every must be >= 0, got {self.eval_every}"),
             (self.eval_prompts >= 2, f"eval_prompts must be >= 2, got {self.eval_prompts}"),
-            (self.plot_every >= 1, f"plot_every must be >= 1, got {self.plot_every}"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"PPOConfig: {message}")
 
     @classmethod
-    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "PPOConfig":
+    def budget(cls, p: Profile) -> dict:
         """smoke: seconds; cpu: a few minutes on 2 cores (the lab's gold-reward target); gpu: larger batches."""
-        p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=4, batch_size=16, minibatch_size=8, lr=1e-4, eval_prompts=32)
         elif p.name == "cpu":
@@ -185,9 +173,7 @@ class PPOConfig:
         else:
             base = dict(steps=int(50 * p.scale), batch_size=128, minibatch_size=32, lr=2e-5, eval_prompts=1024,
                         eval_every=50)
-        base.setdefault("max_new_tokens", min(48, p.n_positions - 24))  # prompt <= 21 chars + completion
-        base.update(overrides)
-        return cls(profile=p.name, **base)
+        return dict(base, max_new_tokens=min(48, p.n_positions - 24))  # prompt <= 21 chars + completion
 
 
 class PPOTrainer:

@@ -33,7 +33,7 @@ import torch
 
 from rlprep.demos.lab_runs import profile_note, record_cli, save_record
 from rlprep.live import History
-from rlprep.profiles import Profile, ProfileConfig, get_profile
+from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer, train_grpo
 from rlprep.trainers.sequences import completion_logprobs, frozen_copy, reference
 

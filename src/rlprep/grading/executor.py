@@ -240,8 +240,9 @@ def _hidden_runs(source: str) -> list[tuple[list[str], bool]]:
     runs: list[tuple[list[str], bool]] = [([], False)]
     for line in source.split("\n"):
         lines, hidden = runs[-1]
-        if (HIDDEN_END if hidden else HIDDEN_BEGIN) in line:
-            runs.append(([], not hidden))
+        if HIDDEN_BEGIN in line or HIDDEN_END in line:  # a marker line is dropped, as nbgrader drops it
+            if hidden != (HIDDEN_BEGIN in line):
+                runs.append(([], not hidden))
         else:
             lines.append(line)
     return runs

@@ -28,10 +28,10 @@ import numpy as np
 import torch
 
 from rlprep.live import History, run_steps
-from rlprep.profiles import Profile, get_profile
+from rlprep.profiles import Profile
 from rlprep.trainers.config import TrainerConfig
-from rlprep.trainers.sequences import (completion_logprobs, encode_pairs, forward_logits, frozen_copy, reference,
-                                       resolve_device, seed_everything, unwrap_model)
+from rlprep.trainers.sequences import (completion_logprobs, encode_pairs, forward_logits, frozen_copy,
+                                       held_out_prompts, reference, start_policy, unwrap_model)
 
 SWEEP_BETAS = (0.01, 0.05, 0.1, 0.5, 1.0)
 
@@ -97,15 +97,8 @@ class DPOTrainer:
         from rlprep.tinyworld import get_task, load_policy
 
         self.config = config
-        self.profile = get_profile(config.profile)
-        self.device = resolve_device(config.device, self.profile)
-        seed_everything(config.seed)
-        if policy is None:
-            policy, tokenizer = load_policy("reviews", self.profile)
-        if tokenizer is None:
-            raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
-        self.policy = policy.to(self.device).train()
-        self.tokenizer = tokenizer
+        self.profile, self.device, self.policy, self.tokenizer = start_policy(config, policy, tokenizer,
+                                                                                    lambda p: load_policy("reviews", p))
         self.task = task if task is not None else get_task("reviews")
         self.reference = frozen_copy(self.policy)
         self.sequence_logprobs = sequence_logprobs or reference("dpo", "sequence_logprobs")
@@ -114,8 +107,7 @@ class DPOTrainer:
         self.pairs = self.task.preference_pairs(config.n_train_pairs, split="train", seed=config.seed)
         self.order = np.random.default_rng(config.seed).permutation(len(self.pairs))
         self.ref_cache: dict[int, tuple[float, float]] = {}
-        self.eval_prompts = [ex.prompt if hasattr(ex, "prompt") else ex
-                             for ex in self.task.sample(config.eval_prompts, split="test", seed=config.seed + 1)]
+        self.eval_prompts = held_out_prompts(self.task, config.eval_prompts, seed=config.seed + 1)
         self.ref_forwards = 0  # rows the reference has scored (tests check there is no redundancy)
 
     def _logps(self, model, input_ids, attention_mask, completion_mask) -> torch.Tensor:

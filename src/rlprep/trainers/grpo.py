@@ -21,13 +21,13 @@ import numpy as np
 import torch
 
 from rlprep.live import History, run_steps
-from rlprep.profiles import Profile, get_profile
+from rlprep.profiles import Profile
 from rlprep.trainers.grpo_update import grpo_update
 from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
 from rlprep.tinyworld.warm_start import load_warm_start, warm_start_kwargs
 from rlprep.trainers.config import TrainerConfig
 from rlprep.trainers.sequences import (completion_logprobs, completion_mask_default, frozen_copy, reference,
-                                       resolve_device, seed_everything, truncated_rows, unwrap_model)
+                                       start_policy, truncated_rows, unwrap_model)
 
 AGGREGATIONS = ("token", "sequence")
 WARM_START_FIELDS = {"sft_steps", "sft_stop", "sft_stop_accuracy"}  # at most one picks the warm start
@@ -158,15 +158,8 @@ class GRPOTrainer:
         from rlprep.tinyworld import get_task
 
         self.config = config
-        self.profile = get_profile(config.profile)
-        self.device = resolve_device(config.device, self.profile)
-        seed_everything(config.seed)
-        if policy is None:
-            policy, tokenizer = load_warm_start(self.profile, **warm_start_kwargs(config))
-        if tokenizer is None:
-            raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
-        self.policy = policy.to(self.device).train()
-        self.tokenizer = tokenizer
+        self.profile, self.device, self.policy, self.tokenizer = start_policy(config, policy, tokenizer,
+                                                                                    lambda p: load_warm_start(p, **warm_start_kwargs(config)))
         self.task = task if task is not None else get_task("arithmetic")
         self.reference = frozen_copy(self.policy)
         self.group_advantages = group_advantages or reference("grpo", "group_advantages")

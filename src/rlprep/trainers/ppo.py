@@ -36,11 +36,11 @@ import torch
 from torch import nn
 
 from rlprep.live import History, run_steps
-from rlprep.profiles import Profile, get_profile
+from rlprep.profiles import Profile
 from rlprep.rollout import position_ids_from_mask
 from rlprep.trainers.config import TrainerConfig
-from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy, reference, resolve_device,
-                                       seed_everything, unwrap_model)
+from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy, held_out_prompts, reference,
+                                       start_policy, unwrap_model)
 
 
 class ValueModel(nn.Module):
@@ -188,21 +188,14 @@ class PPOTrainer:
         from rlprep.trainers.reward_model import load_reward_model
 
         self.config = config
-        self.profile = get_profile(config.profile)
-        self.device = resolve_device(config.device, self.profile)
-        seed_everything(config.seed)
-        if policy is None:
-            policy, tokenizer = load_policy("reviews", self.profile)
-        if tokenizer is None:
-            raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
+        self.profile, self.device, self.policy, self.tokenizer = start_policy(config, policy, tokenizer,
+                                                                                    lambda p: load_policy("reviews", p))
         if reward_model is None:
-            reward_model = load_reward_model(self.profile, tokenizer=tokenizer)
-        self.policy = policy.to(self.device).train()
-        self.tokenizer = tokenizer
+            reward_model = load_reward_model(self.profile, tokenizer=self.tokenizer)
         self.task = task if task is not None else get_task("reviews")
         self.reference = frozen_copy(self.policy)
         self.reward_model = reward_model.to(self.device).eval()
-        self.critic = ValueModel.from_trunk(reward_model.trunk, policy.config.n_embd).to(self.device).train()
+        self.critic = ValueModel.from_trunk(reward_model.trunk, self.policy.config.n_embd).to(self.device).train()
         self.masked_mean = masked_mean or reference("ppo", "masked_mean")
         self.kl_penalized_rewards = kl_penalized_rewards or reference("ppo", "kl_penalized_rewards")
         if compute_gae is not None and compute_gae_tokens is not None:
@@ -216,8 +209,7 @@ class PPOTrainer:
         self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)
         self.critic_optimizer = torch.optim.AdamW(self.critic.parameters(), lr=config.critic_lr, weight_decay=0.0)
         self.rng = np.random.default_rng(config.seed)
-        self.eval_prompts = [ex.prompt if hasattr(ex, "prompt") else ex
-                             for ex in self.task.sample(config.eval_prompts, split="test", seed=config.seed + 1)]
+        self.eval_prompts = held_out_prompts(self.task, config.eval_prompts, seed=config.seed + 1)
         self._round = 0
 
     def _train_prompts(self, n: int) -> list[str]:

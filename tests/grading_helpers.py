@@ -48,11 +48,6 @@ def reference_answer() -> str:
         "\n    ### END SOLUTION", "")
 
 
-def hidden_block(source: str) -> str:
-    """The hidden-test block of a test cell's source ('' when it has none)."""
-    return source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0] if "HIDDEN" in source else ""
-
-
 def notebook_at(commit: str, lab: str):
     """``solutions/<lab>/<lab>.ipynb`` as it was at ``commit`` (skips where git history is not at hand)."""
     import subprocess

@@ -37,4 +37,9 @@ def test_lab_demos_use_the_given_functions_and_record(monkeypatch, tmp_path, cap
     values = doc["values"]
     assert values["main_gold_end"] == out["history"].meta["gold_end"] and "eps_0p3_clipfrac" in values
     assert values["kl_0_gold_end"] == out["kl_rows"][0]["gold_end"] and 0 < values["proxy_accuracy"] <= 1
+    hack = out["kl_rows"][0]["history"]
+    assert values["kl_steps"] == len(hack.series("reward/gold")[1]) == hack.meta["config"]["steps"]
+    assert values["kl_0_batch_gold_peak"] == max(hack.series("reward/gold")[1])
+    assert values["kl_0_parse_min"] == min(hack.series("text/parse_rate")[1]) and 0 <= values["kl_0_parse_min"] <= 1
+    assert values["kl_0p05_parse_min"] <= values["kl_0p05_parse_last10"] <= 1
     assert doc["command"] == "RLPREP_PROFILE=smoke python -m rlprep.demos.ppo_rlhf --record"

@@ -12,6 +12,7 @@ from grading_helpers import RELEASE, ROOT, SOLUTION, solution
 from rlprep.algos.gae import compute_gae
 from rlprep.grading import authoring
 from rlprep.grading import templating
+from rlprep.grading.executor import hidden_code, released_source, split_hidden
 
 
 def lab01_cases() -> dict:
@@ -82,10 +83,31 @@ def test_nbgrader_metadata_is_valid():
 
 def test_hidden_tests_hold_values_not_an_implementation():
     for cell in solution().cells:
-        if "### BEGIN HIDDEN TESTS" in cell.source:
-            hidden = cell.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+        if hidden := hidden_code(cell.source):
             banned = (ast.For, ast.While, ast.FunctionDef, ast.Lambda, ast.Import, ast.ImportFrom, ast.ListComp)
             assert not [n for n in ast.walk(ast.parse(hidden)) if isinstance(n, banned)], cell.id
+
+
+@pytest.mark.parametrize("source", [
+    "x = 1",
+    "a = 1\n### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS",
+    "a = 1\n### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS\nc = 3",
+    "### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS\nc = 3",
+    "\n\na = 1\n\n    ### BEGIN HIDDEN TESTS\nb = 2\n\n### END HIDDEN TESTS\n",
+    "a\n### BEGIN HIDDEN TESTS\nb\n### END HIDDEN TESTS\nc\n### BEGIN HIDDEN TESTS\nd\n### END HIDDEN TESTS\ne",
+    "a\n### END HIDDEN TESTS\nb",
+])
+def test_the_hidden_test_splitter_agrees_with_nbgrader(source):
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    cell = nbformat.v4.new_code_cell(source)
+    ClearHiddenTests()._remove_hidden_test_region(cell)
+    assert released_source(source) == cell.source
+    parts = split_hidden(source)
+    assert [hidden for _, hidden in parts] == [i % 2 == 1 for i in range(len(parts))]
+    assert "HIDDEN TESTS" not in "".join(code for code, _ in parts)
+    assert hidden_code(source) == "\n".join(code for code, hidden in parts if hidden)
+    assert ("b = 2" in hidden_code(source)) == ("b = 2" in source) and "c = 3" not in hidden_code(source)
 
 
 def test_authoring_rejects_bad_ids():

@@ -15,7 +15,7 @@ import pytest
 
 from grading_helpers import ROOT
 from rlprep.grading import authoring
-from rlprep.grading.executor import score_in_process
+from rlprep.grading.executor import hidden_code, score_in_process
 
 pytestmark = pytest.mark.filterwarnings("ignore:Object of type")  # SQLAlchemy session notes inside nbgrader
 
@@ -89,8 +89,7 @@ def test_hidden_blocks_hold_values_not_code(lab):
     import ast
 
     for cell in solution(lab).cells:
-        if "### BEGIN HIDDEN TESTS" in cell.source:
-            hidden = cell.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+        if hidden := hidden_code(cell.source):
             banned = (ast.For, ast.While, ast.FunctionDef, ast.Lambda, ast.Import, ast.ImportFrom, ast.ListComp)
             assert not [n for n in ast.walk(ast.parse(hidden)) if isinstance(n, banned)], cell.id
 

@@ -24,7 +24,7 @@ from catalog import lab04_dpo as catalog04
 from catalog import lab05_grpo as catalog05
 from grading_helpers import ROOT
 from rlprep.grading import authoring
-from rlprep.grading.executor import score_in_process
+from rlprep.grading.executor import hidden_code, score_in_process
 
 LABS = {
     "lab04_dpo": {"catalog": catalog04, "module": "rlprep.algos.dpo", "points": 15, "graded_cells": 10,
@@ -146,9 +146,9 @@ def test_hidden_tests_hold_values_only_and_never_reach_the_release(lab):
     assert "HIDDEN" not in text and "BEGIN SOLUTION" not in text
     banned = (ast.For, ast.While, ast.FunctionDef, ast.Lambda, ast.Import, ast.ImportFrom, ast.ListComp)
     for cell in nb.cells:
-        if "### BEGIN HIDDEN TESTS" not in cell.source:
+        hidden = hidden_code(cell.source)
+        if not hidden:
             continue
-        hidden = cell.source.split("### BEGIN HIDDEN TESTS\n")[1].split("### END HIDDEN TESTS")[0]
         assert not [n for n in ast.walk(ast.parse(hidden)) if isinstance(n, banned)], cell.id
         for line in hidden.splitlines():
             assert line.strip() not in text, f"hidden line of {cell.id} leaked into the release"

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from rlprep.grading import authoring
-from rlprep.grading.executor import score_in_process
+from rlprep.grading.executor import hidden_code, score_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = {  # lab -> (catalog module, reference module, builder module or None once the source is the notebook)
@@ -53,10 +53,6 @@ def role(cell):
     return cell.get("metadata", {}).get("rlprep", {}).get("role")
 
 
-def hidden_block(source: str) -> str:
-    return source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0] if "HIDDEN" in source else ""
-
-
 def catalog_cases(kind) -> list:
     return [pytest.param(lab, name, impl, id=f"{lab}-{impl.__name__}")
             for lab, (catalog, _, _) in LABS.items()
@@ -84,7 +80,7 @@ def test_each_bug_loses_points_without_revealing_hidden_values(solutions, lab, n
     assert lost, f"bug {bug.__name__} in {name} got full marks"
     sources = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells if role(c) == "test"}
     for gid, msg in lost.items():
-        hidden = hidden_block(sources[gid])
+        hidden = hidden_code(sources[gid])
         secrets = set(re.findall(r"-?\d+\.\d{4,}", hidden)) | set(re.findall(r"\(\d+, \d+, \d+, \d+\)", hidden))
         assert not any(s in msg for s in secrets), f"{gid} reveals a hidden value: {msg}"
         assert "torch.tensor(" not in msg and "np.array" not in msg
@@ -125,7 +121,7 @@ def test_notebook_structure(solutions, lab):
               ast.GeneratorExp, ast.DictComp, ast.SetComp)
     for cell in nb.cells:
         if role(cell) == "test":
-            tree = ast.parse(hidden_block(cell.source))
+            tree = ast.parse(hidden_code(cell.source))
             assert not [n for n in ast.walk(tree) if isinstance(n, banned)], f"{cell.id}: hidden code must be values"
 
 
@@ -134,7 +130,7 @@ def test_release_has_no_hidden_tests_solutions_or_outputs(solutions, lab):
     text = (ROOT / "labs" / lab / f"{lab}.ipynb").read_text()
     assert "HIDDEN" not in text and "BEGIN SOLUTION" not in text
     for cell in solutions[lab].cells:
-        for value in re.findall(r"-?\d+\.\d{6,}", hidden_block(cell.source)):
+        for value in re.findall(r"-?\d+\.\d{6,}", hidden_code(cell.source)):
             assert value not in text, f"hidden value {value} of {cell.id} leaked into labs/"
     nb = release(lab)
     assert [c.id for c in nb.cells] == [c.id for c in solutions[lab].cells]

@@ -1,11 +1,14 @@
-"""Labs whose source is the notebook itself (03-06): what the conversion from build_labNN.py had to keep.
+"""Labs whose source is the notebook itself: what the conversion from the ``build_labNN.py`` builders had to keep,
+and what every lab source must hold.
 
-- the rendered source (``rendered_solution``) holds the same hidden expected values, number for number, as the
-  notebook the builder wrote (``BUILT``, the last commit with the builders), and every catalogued bug loses the
-  same points in the same cells as it did there; the test cells added since (``ADDED``) fail exactly the bugs listed
-  for them, and every alternative and the reference pass them;
-- labs/ holds no hidden value; demo cells are 1-5 lines into ``rlprep.demos``; the tests intro says that a silent
-  visible test passed; markdown quotes measured figures only through ``{{ results.* }}`` placeholders.
+- Against the notebook a builder last wrote (``BUILT``, read with ``git show``): the rendered source
+  (``rendered_solution``) holds the same hidden expected values, number for number, with the same points and the
+  same visible code; the reference still gets full marks and every catalogued bug (and correct alternative)
+  gets the same points in the same cells as it did there; the test cells added since (``ADDED``) fail exactly the
+  bugs listed for them, and every alternative and the reference pass them.
+- labs/ holds no hidden value and no fixture.
+- Every lab: demo cells are 1-5 lines into ``rlprep.demos``; markdown quotes measured figures only through
+  ``{{ results.* }}`` placeholders, and a lab whose demo module records a run quotes that record.
 """
 
 from __future__ import annotations
@@ -14,19 +17,32 @@ import importlib
 import re
 
 import nbformat
+import numpy as np
 import pytest
 
-from grading_helpers import ROOT, hidden_block, notebook_at
+from grading_helpers import ROOT, notebook_at
 from rlprep.grading import templating
-from rlprep.grading.executor import score_in_process
+from rlprep.grading.executor import hidden_code, score_in_process
 
-BUILT = "83c03562a4cc9cc398bb05a7db06c14c721731e5"  # solutions/ as build_lab03..06 last wrote them
-LABS = {  # lab -> reference module of its graded functions
-    "lab03_ppo_rlhf": "rlprep.algos.ppo",
-    "lab04_dpo": "rlprep.algos.dpo",
-    "lab05_grpo": "rlprep.algos.grpo",
-    "lab06_importance_sampling": "rlprep.algos.importance_sampling",
+BUILT_278 = "373b2963629bcf7a3c2ea6f50b07c7da9d594d41"  # solutions/ as build_lab02, 07, 08 last wrote them
+BUILT_3456 = "83c03562a4cc9cc398bb05a7db06c14c721731e5"  # solutions/ as build_lab03..06 last wrote them
+BUILT = {  # lab -> (reference module of its graded functions, the last commit a builder wrote its notebook)
+    "lab02_reward_model": ("rlprep.algos.reward_model", BUILT_278),
+    "lab03_ppo_rlhf": ("rlprep.algos.ppo", BUILT_3456),
+    "lab04_dpo": ("rlprep.algos.dpo", BUILT_3456),
+    "lab05_grpo": ("rlprep.algos.grpo", BUILT_3456),
+    "lab06_importance_sampling": ("rlprep.algos.importance_sampling", BUILT_3456),
+    "lab07_infonce": ("rlprep.algos.infonce", BUILT_278),
+    "lab08_image_diff": ("rlprep.algos.image_diff", BUILT_278),
 }
+# lab08's hard inputs (colour-only, large-change, column-major) also catch older bugs: each reads a box or a
+# threshold that the new cases make visible.
+LAB08_DB_HARD = {"db_bands_no_offset", "db_border_off_by_one", "db_channel_ignored", "db_channel_mean",
+                 "db_exclusive_bounds", "db_grayscale_first", "db_greater_equal", "db_signed_channel_sum",
+                 "db_uint64_rows", "db_xy_swapped"}
+LAB08_ROBUST_HARD = {"dbr_drift_by_mean_no_smoothing", "dbr_exact_diff", "dbr_fixed_threshold_no_drift",
+                     "dbr_relative_to_max", "dbr_signed_channel_mean", "dbr_threshold_too_high",
+                     "dbr_whole_frame_median"}
 ADDED = {  # test cells added after the builders (issue 24): grade id -> the catalogued bugs it fails, by design
     "lab03_ppo_rlhf": {
         # padding holding inf/NaN, and x.T: every masked_mean bug that reads padding or multiplies it by the mask
@@ -39,7 +55,21 @@ ADDED = {  # test cells added after the builders (issue 24): grade id -> the cat
         "test_slp_edge_inputs": {"slp_log_of_softmax", "slp_view_cross_entropy"},  # logits of 1e3; a transposed view
         "test_dpo_large_margin": {"dpo_log_of_sigmoid"},  # a margin of -200 in float32
     },
+    "lab08_image_diff": {  # colour-only, large-change and column-major cases
+        "test_db_hard_inputs": LAB08_DB_HARD,
+        "test_robust_colour_and_large": LAB08_ROBUST_HARD,
+    },
 }
+DEMO_RECORDS = {  # lab -> the demo module whose --record writes the figures its text quotes
+    "lab01_gae": "rlprep.demos.ppo_lambda",
+    "lab02_reward_model": "rlprep.demos.reward_model",
+    "lab03_ppo_rlhf": "rlprep.demos.ppo_rlhf",
+    "lab05_grpo": "rlprep.demos.grpo_arithmetic",
+    "lab06_importance_sampling": "rlprep.demos.stale_rollouts",
+    "lab07_infonce": "rlprep.demos.infonce",
+    "lab08_image_diff": "rlprep.demos.image_diff",
+}
+ALL_LABS = sorted(p.name for p in (ROOT / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d*)?(?:e[-+]?\d+)?")
 pytestmark = pytest.mark.filterwarnings("ignore:Object of type")
 
@@ -48,17 +78,17 @@ def role(cell):
     return cell.get("metadata", {}).get("rlprep", {}).get("role")
 
 
-def built_notebook(lab):
-    return notebook_at(BUILT, lab)
+def source(lab):
+    return nbformat.read(ROOT / "solutions" / lab / f"{lab}.ipynb", as_version=4)
 
 
 def functions(lab, **override):
-    ref = importlib.import_module(LABS[lab])
+    ref = importlib.import_module(BUILT[lab][0])
     catalog = importlib.import_module(f"catalog.{lab}")
     return dict({name: getattr(ref, name) for name in catalog.BUGS}, **override)
 
 
-@pytest.fixture(scope="module", params=sorted(LABS))
+@pytest.fixture(scope="module", params=sorted(BUILT))
 def lab(request):
     return request.param
 
@@ -68,23 +98,39 @@ def rendered(lab):
     return templating.rendered_solution(lab, ROOT)
 
 
-def test_hidden_values_equal_the_builders(lab, rendered):
-    raw = nbformat.read(ROOT / "solutions" / lab / f"{lab}.ipynb", as_version=4)
-    assert templating.has_placeholders(raw) and not templating.has_placeholders(rendered)
-    before = {c.id: c for c in built_notebook(lab).cells}
-    tests = [c for c in rendered.cells if role(c) == "test" and c.id not in ADDED.get(lab, {})]
-    assert [c.id for c in tests] == [c.id for c in before.values() if role(c) == "test"]
+@pytest.fixture(scope="module")
+def built(lab):
+    return notebook_at(BUILT[lab][1], lab)
+
+
+def test_source_is_a_template_whose_placeholders_all_resolve(lab, rendered):
+    raw = source(lab)
+    assert templating.has_placeholders(raw), f"{lab}'s hidden values come from its fixtures"
+    assert not templating.has_placeholders(rendered)
+    assert [c.id for c in rendered.cells] == [c.id for c in raw.cells]
+    assert not (ROOT / "src" / "rlprep" / "grading" / f"build_{lab[:5]}.py").exists()
+
+
+def test_hidden_values_equal_the_builders(lab, rendered, built):
+    before = {c.id: c for c in built.cells}
+    added = ADDED.get(lab, {})
+    assert sorted(c.id for c in rendered.cells if hidden_code(c.source) and c.id not in added) == \
+        sorted(c.id for c in built.cells if hidden_code(c.source))
+    tests = [c for c in rendered.cells if role(c) == "test" and c.id not in added]
+    assert [c.id for c in tests] == [c.id for c in built.cells if role(c) == "test"]
     for cell in tests:
         old = before[cell.id]
         assert cell.metadata["nbgrader"]["points"] == old.metadata["nbgrader"]["points"], cell.id
-        now_values = [float(x) for x in NUMBER.findall(hidden_block(cell.source))]
-        old_values = [float(x) for x in NUMBER.findall(hidden_block(old.source))]
-        assert now_values == old_values, f"{cell.id}: hidden values differ from the builder's"
+        now_values = np.array([float(x) for x in NUMBER.findall(hidden_code(cell.source))])
+        old_values = np.array([float(x) for x in NUMBER.findall(hidden_code(old.source))])
+        assert now_values.shape == old_values.shape, f"{cell.id}: the hidden block holds other values"
+        np.testing.assert_allclose(now_values, old_values, rtol=1e-13, atol=0, err_msg=f"{lab} {cell.id}")
         assert cell.source.split("### BEGIN HIDDEN TESTS")[0] == old.source.split("### BEGIN HIDDEN TESTS")[0]
 
 
-def test_every_bug_loses_the_same_points_as_before(lab, rendered):
-    built = built_notebook(lab)
+def test_reference_and_every_bug_score_as_with_the_builders_notebook(lab, rendered, built):
+    full = score_in_process(rendered, functions(lab))
+    assert full and all(pts == mx for pts, mx, _ in full.values()), full
     catalog = importlib.import_module(f"catalog.{lab}")
     cases = [(name, impl) for name, impls in catalog.BUGS.items() for impl in impls]
     cases += [(name, impl) for name, impls in getattr(catalog, "ALTERNATIVES", {}).items() for impl in impls]
@@ -102,32 +148,52 @@ def test_every_bug_loses_the_same_points_as_before(lab, rendered):
 
 def test_release_holds_no_hidden_value(lab, rendered):
     text = (ROOT / "labs" / lab / f"{lab}.ipynb").read_text()
-    assert "{{" not in text and "HIDDEN" not in text
+    assert "{{" not in text and "HIDDEN" not in text and not (ROOT / "labs" / lab / "fixtures.py").exists()
     for cell in rendered.cells:
-        for value in re.findall(r"-?\d+\.\d{5,}", hidden_block(cell.source)):
+        for value in re.findall(r"-?\d+\.\d{5,}", hidden_code(cell.source)):
             assert value not in text, f"hidden value {value} of {cell.id} leaked into labs/"
+    values = {k: v for k, v in templating.lab_values(ROOT / "solutions" / lab).items() if k != "results"}
+    leaked = []
+    for case, fields in values.items():
+        for field, value in (fields.items() if isinstance(fields, dict) else [("", fields)]):
+            if hasattr(value, "shape") and getattr(value, "ndim", 0) >= 1:
+                literal = templating.literal(value)
+                leaked += [f"{case}.{field}"] if literal[literal.index("["):literal.rindex("]")] in text else []
+            elif isinstance(value, float) and len(repr(value)) > 8:
+                leaked += [f"{case}.{field}"] if repr(value) in text else []
+    assert not leaked, f"hidden values leaked into labs/{lab}: {leaked}"
 
 
-def test_demo_cells_are_short_calls_into_rlprep_demos(lab):
-    nb = nbformat.read(ROOT / "solutions" / lab / f"{lab}.ipynb", as_version=4)
-    demos = [c for c in nb.cells if role(c) == "demo" and c.id != "grade-self"]
+@pytest.mark.parametrize("name", ALL_LABS)
+def test_demo_cells_are_short_calls_into_rlprep_demos(name):
+    demos = [c for c in source(name).cells if role(c) == "demo" and c.id != "grade-self"]
     assert demos
     imported: set[str] = set()
     for cell in demos:
         lines = [line for line in cell.source.splitlines() if line.strip()]
         assert 1 <= len(lines) <= 5, f"{cell.id}: {len(lines)} lines"
         for names in re.findall(r"^from rlprep\.demos(?:\.\w+)? import ([\w, ]+)$", cell.source, re.M):
-            imported |= {n.strip() for n in names.split(",")}
+            imported |= {n.split(" as ")[-1].strip() for n in names.split(",")}  # the name it is bound to
         calls = set(re.findall(r"\b(\w+)[.(]", cell.source))
         assert calls & imported, f"{cell.id} calls nothing from rlprep.demos"
         assert not re.search(r"^\s*(for|while|def|class) ", cell.source, re.M), f"{cell.id}: logic belongs in rlprep.demos"
 
 
-def test_markdown_quotes_measured_figures_from_records(lab):
-    nb = nbformat.read(ROOT / "solutions" / lab / f"{lab}.ipynb", as_version=4)
+@pytest.mark.parametrize("name", ALL_LABS)
+def test_markdown_quotes_measured_figures_from_records(name):
+    nb = source(name)
     assert [c.id for c in nb.cells if c.cell_type == "markdown" and "prints nothing passed" in c.source], \
         "the tests intro must say that a visible test that prints nothing passed"
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for figure in re.findall(r"\d+\.\d+ ?(?:±|→|->)", cell.source):
-                pytest.fail(f"{cell.id}: measured figure {figure!r} typed by hand; use {{{{ results.<record>.<key> }}}}")
+    paragraphs = [p for c in nb.cells if c.cell_type == "markdown" for p in c.source.split("\n\n")]
+    for paragraph in paragraphs:
+        if "arXiv" not in paragraph:  # a paper's figure is quoted with its arXiv id
+            for figure in re.findall(r"\d+\.\d+ ?(?:±|→|->)", paragraph):
+                pytest.fail(f"measured figure {figure!r} typed by hand in {paragraph[:60]!r}; use {{{{ results.<record>.<key> }}}}")
+
+
+@pytest.mark.parametrize("name", sorted(DEMO_RECORDS))
+def test_text_quotes_the_record_its_demo_writes(name):
+    record = importlib.import_module(DEMO_RECORDS[name]).RECORD
+    assert (ROOT / "records" / f"{record}.json").is_file(), f"run python -m {DEMO_RECORDS[name]} --record"
+    markdown = "\n".join(c.source for c in source(name).cells if c.cell_type == "markdown")
+    assert f"{{{{ results.{record}." in markdown, f"{name}'s text quotes no figure of records/{record}.json"

@@ -2,11 +2,13 @@
 
 ``smoke`` is for CI (seconds), ``cpu`` for a laptop (minutes), ``gpu`` for real targets.
 The profile is picked automatically (CUDA present -> gpu, else cpu); ``RLPREP_PROFILE`` overrides.
-Trainers derive their own sizes from the profile (see each trainer's ``Config.for_profile``).
+Trainers derive their own sizes from the profile: each run config is a dataclass on :class:`ProfileConfig`, whose
+``for_profile`` fills in the config's ``budget`` for the profile.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -73,3 +75,35 @@ def get_profile(name: str | None = None) -> Profile:
             "run on a machine with a GPU and a CUDA build of torch, or use RLPREP_PROFILE=cpu",
         )
     return profile
+
+
+class ProfileConfig:
+    """Base of the run-config dataclasses (trainers, demos): a budget per profile and validation on creation.
+
+    A config writes two methods: ``budget(profile) -> dict`` (its field values for that profile) and
+    ``checks() -> [(ok, message)]`` (``__post_init__`` raises ``ValueError("<Config>: <message>")`` for the first
+    that fails). ``Config.for_profile("cpu", lr=3e-4)`` is the cpu budget with ``lr`` overridden.
+    """
+
+    def __post_init__(self) -> None:
+        for ok, message in self.checks():
+            if not ok:
+                raise ValueError(f"{type(self).__name__}: {message}")
+
+    def checks(self) -> list[tuple[bool, str]]:
+        """(holds, what must hold) for every rule on the fields."""
+        return []
+
+    @classmethod
+    def budget(cls, profile: Profile) -> dict:
+        """Field values for ``profile`` (the ones that differ from the defaults)."""
+        return {}
+
+    @classmethod
+    def for_profile(cls, profile: str | Profile | None = None, **overrides):
+        """The config for ``profile`` (a name, a Profile, or None for :func:`get_profile`), ``overrides`` last."""
+        p = profile if isinstance(profile, Profile) else get_profile(profile)
+        values = {"profile": p.name} if "profile" in {f.name for f in dataclasses.fields(cls)} else {}
+        values.update(cls.budget(p))
+        values.update(overrides)
+        return cls(**values)

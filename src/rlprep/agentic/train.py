@@ -34,7 +34,7 @@ from rlprep.agentic.episodes import (Episode, TranscriptBatch, broadcast_turn_va
                                      reward_matrix, transcript_batch)
 from rlprep.algos.grpo import group_advantages, grpo_loss
 from rlprep.live import History, run_steps
-from rlprep.profiles import Profile, get_profile
+from rlprep.profiles import Profile, ProfileConfig
 from rlprep.rollout import token_logprobs
 from rlprep.trainers.grpo_update import grpo_update
 
@@ -42,7 +42,7 @@ CREDITS = ("trajectory", "turn")
 
 
 @dataclass
-class AgenticConfig:
+class AgenticConfig(ProfileConfig):
     """Budget and knobs of one multi-turn run. ``AgenticConfig.for_profile("cpu")`` gives the notebook defaults."""
 
     steps: int = 10
@@ -70,8 +70,8 @@ class AgenticConfig:
     target_seeds: tuple[int, ...] | None = None
     """Train on these hidden-number seeds only (cycled), instead of fresh random targets each step."""
 
-    def __post_init__(self) -> None:
-        checks = [
+    def checks(self) -> list[tuple[bool, str]]:
+        return [
             (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
             (self.targets_per_step >= 1, f"targets_per_step must be >= 1, got {self.targets_per_step}"),
             (self.group_size >= 2, f"group_size must be >= 2 (a group of 1 has no baseline), got {self.group_size}"),
@@ -82,9 +82,9 @@ class AgenticConfig:
             (self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}"),
             (self.target_seeds is None or len(self.target_seeds) >= 1, "target_seeds must be None or non-empty"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"AgenticConfig: {message}")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         try:
             self.reward = check_reward_spec(self.reward)
         except ValueError as err:
@@ -96,17 +96,15 @@ class AgenticConfig:
         return self.targets_per_step * self.group_size
 
     @classmethod
-    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "AgenticConfig":
+    def budget(cls, p: Profile) -> dict:
         """smoke: a few steps (CI seconds); cpu: the runs the notebooks quote; gpu: more and bigger batches."""
-        p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=6, targets_per_step=4, group_size=8)
         elif p.name == "cpu":
             base = dict(steps=40, targets_per_step=8, group_size=8)
         else:
             base = dict(steps=100, targets_per_step=32, group_size=16)
-        base.update(overrides)
-        return cls(**base)
+        return base
 
 
 # ------------------------------------------------------------------------------------------------ credit

@@ -60,9 +60,8 @@ class StaleGRPOConfig(GRPOConfig):
     plot_keys: tuple[str, ...] = ("reward/mean", "eval/accuracy", "stats/kl_behavior", "stats/ess")
     """Metrics on the live plot."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        checks = [
+    def checks(self) -> list[tuple[bool, str]]:
+        return super().checks() + [
             (self.staleness >= 0, f"staleness must be >= 0, got {self.staleness}"),
             (self.correction in CORRECTIONS, f"correction must be one of {CORRECTIONS}, got {self.correction!r}"),
             (self.clip is None or self.clip > 0, f"clip must be > 0 or None, got {self.clip}"),
@@ -70,14 +69,10 @@ class StaleGRPOConfig(GRPOConfig):
             ((self.num_iterations, self.beta, self.dynamic_sampling) == (1, 0.0, False),
              "stale rollouts assume num_iterations=1, beta=0 and no dynamic sampling"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"StaleGRPOConfig: {message}")
 
     @classmethod
-    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "StaleGRPOConfig":
+    def budget(cls, p: Profile) -> dict:
         """smoke: seconds (CI); cpu: the lab's run on 2 cores; gpu: longer, bigger batches."""
-        p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=16, prompts_per_step=8, group_size=8, lr=3e-4, eval_every=8, eval_size=64)
         elif p.name == "cpu":
@@ -85,8 +80,7 @@ class StaleGRPOConfig(GRPOConfig):
         else:
             base = dict(steps=int(40 * p.scale), prompts_per_step=64, group_size=16, lr=5e-4, eval_every=20,
                         eval_size=1000)
-        base.update(overrides)
-        return cls(profile=p.name, **base)
+        return base
 
 
 class StaleGRPOTrainer(GRPOTrainer):

@@ -204,6 +204,8 @@ class IsolatedRunner:
         out = io.StringIO()
         failure = None
         for part, hidden in split_hidden(cell.source):
+            if not part.strip():
+                continue
             failure = self._exec_test_part(part, ns, out, hidden)
             if failure:
                 break
@@ -233,14 +235,35 @@ class IsolatedRunner:
         return None
 
 
+def _hidden_runs(source: str) -> list[tuple[list[str], bool]]:
+    """The lines of a test cell in runs: [(lines, hidden)], visible and hidden alternating, marker lines dropped."""
+    runs: list[tuple[list[str], bool]] = [([], False)]
+    for line in source.split("\n"):
+        lines, hidden = runs[-1]
+        if HIDDEN_BEGIN in line or HIDDEN_END in line:  # a marker line is dropped, as nbgrader drops it
+            if hidden != (HIDDEN_BEGIN in line):
+                runs.append(([], not hidden))
+        else:
+            lines.append(line)
+    return runs
+
+
 def split_hidden(source: str) -> list[tuple[str, bool]]:
-    """[(code, hidden)] of a test cell, in order: the visible part, then the hidden block (if any), then the
-    rest. Each part compiles on its own (the markers are comment lines between statements)."""
-    if HIDDEN_BEGIN not in source:
-        return [(source, False)]
-    before, _, rest = source.partition(HIDDEN_BEGIN)
-    hidden, _, after = rest.partition(HIDDEN_END)
-    return [(part, flag) for part, flag in ((before, False), (hidden, True), (after, False)) if part.strip()]
+    """[(code, hidden)] of a test cell, in order: the visible part, the hidden block, the rest (one pair more per
+    further block). The marker lines (``### BEGIN/END HIDDEN TESTS``) belong to no part, so each part compiles on
+    its own. The one splitter of hidden tests in the project: ``hidden_code`` and ``released_source`` use it."""
+    return [("\n".join(lines), hidden) for lines, hidden in _hidden_runs(source)]
+
+
+def hidden_code(source: str) -> str:
+    """The hidden blocks of a test cell ('' when it has none)."""
+    return "\n".join(code for code, hidden in split_hidden(source) if hidden)
+
+
+def released_source(source: str) -> str:
+    """The test cell as a release shows it: hidden blocks and their marker lines removed, line for line what
+    nbgrader's ``ClearHiddenTests`` leaves."""
+    return "\n".join(line for lines, hidden in _hidden_runs(source) if not hidden for line in lines)
 
 
 try:  # the nbgrader preprocessor; nbgrader is an instructor/grader dependency

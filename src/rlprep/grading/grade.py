@@ -16,7 +16,6 @@ import logging
 import os
 import shutil
 import tempfile
-import re
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -218,15 +217,14 @@ def course_template(lab: str, solutions: Path) -> Path:
     return target
 
 
-_HIDDEN = re.compile(r"\n?### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
-
-
 def tampering(submitted, released) -> dict[str, str]:
     """{grade_id: 'deleted' | 'edited'} for locked cells of the release that the submission changed.
 
     A cell that equals the release once its hidden-test block is removed (the instructor's own
     solution notebook) counts as unchanged.
     """
+    from rlprep.grading.executor import released_source
+
     sub = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in submitted.cells}
     found = {}
     for cell in released.cells:
@@ -236,7 +234,7 @@ def tampering(submitted, released) -> dict[str, str]:
         mine = sub.get(nbg["grade_id"])
         if mine is None:
             found[nbg["grade_id"]] = "deleted"
-        elif _HIDDEN.sub("", mine.source) != cell.source or mine.cell_type != cell.cell_type:
+        elif released_source(mine.source) != cell.source or mine.cell_type != cell.cell_type:
             found[nbg["grade_id"]] = "edited"
     return found
 

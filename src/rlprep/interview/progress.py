@@ -87,10 +87,8 @@ def plot_progress(history: History | None = None, bank: dict[str, Question] | No
         ax_topics.barh([r.topic for r in rows], [100 * r.mastery for r in rows], color="tab:blue")
         ax_topics.invert_yaxis()
     else:
-        ax_topics.text(0.5, 0.5, "no questions in the bank", ha="center", va="center", transform=ax_topics.transAxes)
-    ax_topics.set_xlim(0, 100)
-    ax_topics.set_xlabel("mastery (%)")
-    ax_topics.set_title("Mock interviews: mastery per topic")
+        _say(ax_topics, "no questions in the bank")
+    ax_topics.set(xlim=(0, 100), xlabel="mastery (%)", title="Mock interviews: mastery per topic")
     if grades:
         labs = sorted(grades)
         xs = range(len(labs))
@@ -101,12 +99,15 @@ def plot_progress(history: History | None = None, bank: dict[str, Question] | No
         ax_labs.set_xticks(list(xs), labs, rotation=30, ha="right")
         ax_labs.legend()
     else:
-        ax_labs.text(0.5, 0.5, "no graded labs yet", ha="center", va="center", transform=ax_labs.transAxes)
-    ax_labs.set_ylim(0, 100)
-    ax_labs.set_ylabel("score (%)")
-    ax_labs.set_title("Graded labs")
+        _say(ax_labs, "no graded labs yet")
+    ax_labs.set(ylim=(0, 100), ylabel="score (%)", title="Graded labs")
     fig.tight_layout()
     return fig
+
+
+def _say(ax, text: str) -> None:
+    """``text`` in the middle of an empty panel."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

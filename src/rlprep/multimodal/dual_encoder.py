@@ -24,11 +24,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from rlprep.multimodal import shapes
-from rlprep.profiles import Profile, get_profile
+from rlprep.profiles import Profile, ProfileConfig
 
 
 @dataclass
-class DualEncoderConfig:
+class DualEncoderConfig(ProfileConfig):
     """One dual-encoder training run. ``DualEncoderConfig.for_profile("cpu")`` gives the lab's budget."""
 
     embed_dim: int = 32
@@ -56,8 +56,8 @@ class DualEncoderConfig:
     seed: int = 0
     """Seeds data, initialisation and batch order."""
 
-    def __post_init__(self) -> None:
-        checks = [
+    def checks(self) -> list[tuple[bool, str]]:
+        return [
             (self.embed_dim >= 2, f"embed_dim must be >= 2, got {self.embed_dim}"),
             (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
             (2 <= self.batch_size <= self.n_train, f"batch_size must be in [2, n_train], got {self.batch_size}"),
@@ -71,22 +71,17 @@ class DualEncoderConfig:
             (self.image_size >= 16, f"image_size must be >= 16 pixels (three stride-2 convolutions), "
                                     f"got {self.image_size}"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"DualEncoderConfig: {message}")
 
     @classmethod
-    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "DualEncoderConfig":
+    def budget(cls, p: Profile) -> dict:
         """smoke: a second or two per run (CI); cpu: the lab's runs on 2 cores; gpu: longer."""
-        p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=120, n_train=1024, n_test=256)
         elif p.name == "cpu":
             base = dict(steps=600, n_train=4096, n_test=1024)
         else:
             base = dict(steps=2000, n_train=16384, n_test=2048, batch_size=256)
-        base.update(overrides)
-        return cls(**base)
+        return base
 
 
 class ImageEncoder(nn.Module):

@@ -28,19 +28,18 @@ import numpy as np
 import torch
 
 from rlprep.live import History, run_steps
-from rlprep.profiles import Profile, get_profile
-from rlprep.trainers.sequences import (completion_logprobs, encode_pairs, forward_logits, frozen_copy, reference,
-                                       resolve_device, seed_everything, unwrap_model)
+from rlprep.profiles import Profile
+from rlprep.trainers.config import TrainerConfig
+from rlprep.trainers.sequences import (completion_logprobs, encode_pairs, forward_logits, frozen_copy,
+                                       held_out_prompts, reference, start_policy, unwrap_model)
 
 SWEEP_BETAS = (0.01, 0.05, 0.1, 0.5, 1.0)
 
 
 @dataclass
-class DPOConfig:
+class DPOConfig(TrainerConfig):
     """Budget and knobs of one DPO run. ``DPOConfig.for_profile("cpu")`` gives the lab's defaults."""
 
-    profile: str = "smoke"
-    """Profile of the reviews SFT policy."""
     steps: int = 20
     """Optimizer steps."""
     batch_size: int = 32
@@ -59,20 +58,12 @@ class DPOConfig:
     """Completion budget of the evaluation samples."""
     max_grad_norm: float = 1.0
     """Gradient clipping threshold."""
-    seed: int = 0
-    """Seeds data order, sampling and torch."""
-    device: str | None = None
-    """torch device; None takes the profile's."""
-    run_dir: str | None = None
-    """Folder for checkpoint/history/plot; None writes only on interrupt."""
     plot_keys: tuple[str, ...] = ("loss/dpo", "reward/implicit_accuracy", "logps/chosen", "logps/rejected", "stats/kl_k1_seq",
                                   "reward/gold")
     """Metrics on the live plot."""
-    plot_every: int = 10
-    """Redraw the live plot every this many steps."""
 
-    def __post_init__(self) -> None:
-        checks = [
+    def checks(self) -> list[tuple[bool, str]]:
+        return super().checks() + [
             (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
             (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
             (self.lr > 0, f"lr must be > 0, got {self.lr}"),
@@ -83,16 +74,11 @@ class DPOConfig:
             (self.eval_prompts >= 2, f"eval_prompts must be >= 2 (for a standard error), got {self.eval_prompts}"),
             (self.max_new_tokens >= 1, f"max_new_tokens must be >= 1, got {self.max_new_tokens}"),
             (self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}"),
-            (self.plot_every >= 1, f"plot_every must be >= 1, got {self.plot_every}"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"DPOConfig: {message}")
 
     @classmethod
-    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "DPOConfig":
+    def budget(cls, p: Profile) -> dict:
         """smoke: seconds; cpu: one β in about a minute (the 5-β sweep within the lab's 10 min); gpu: longer."""
-        p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=12, batch_size=16, lr=3e-4, n_train_pairs=192, eval_every=6, eval_prompts=32)
         elif p.name == "cpu":
@@ -100,9 +86,7 @@ class DPOConfig:
         else:
             base = dict(steps=int(100 * p.scale), batch_size=64, lr=5e-5, n_train_pairs=25600, eval_every=50,
                         eval_prompts=512)
-        base.setdefault("max_new_tokens", min(48, p.n_positions - 24))  # prompt <= 21 chars + completion
-        base.update(overrides)
-        return cls(profile=p.name, **base)
+        return dict(base, max_new_tokens=min(48, p.n_positions - 24))  # prompt <= 21 chars + completion
 
 
 class DPOTrainer:
@@ -113,15 +97,8 @@ class DPOTrainer:
         from rlprep.tinyworld import get_task, load_policy
 
         self.config = config
-        self.profile = get_profile(config.profile)
-        self.device = resolve_device(config.device, self.profile)
-        seed_everything(config.seed)
-        if policy is None:
-            policy, tokenizer = load_policy("reviews", self.profile)
-        if tokenizer is None:
-            raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
-        self.policy = policy.to(self.device).train()
-        self.tokenizer = tokenizer
+        self.profile, self.device, self.policy, self.tokenizer = start_policy(config, policy, tokenizer,
+                                                                                    lambda p: load_policy("reviews", p))
         self.task = task if task is not None else get_task("reviews")
         self.reference = frozen_copy(self.policy)
         self.sequence_logprobs = sequence_logprobs or reference("dpo", "sequence_logprobs")
@@ -130,8 +107,7 @@ class DPOTrainer:
         self.pairs = self.task.preference_pairs(config.n_train_pairs, split="train", seed=config.seed)
         self.order = np.random.default_rng(config.seed).permutation(len(self.pairs))
         self.ref_cache: dict[int, tuple[float, float]] = {}
-        self.eval_prompts = [ex.prompt if hasattr(ex, "prompt") else ex
-                             for ex in self.task.sample(config.eval_prompts, split="test", seed=config.seed + 1)]
+        self.eval_prompts = held_out_prompts(self.task, config.eval_prompts, seed=config.seed + 1)
         self.ref_forwards = 0  # rows the reference has scored (tests check there is no redundancy)
 
     def _logps(self, model, input_ids, attention_mask, completion_mask) -> torch.Tensor:

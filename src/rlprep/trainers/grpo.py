@@ -22,13 +22,14 @@ import numpy as np
 import torch
 
 from rlprep.live import History, run_steps
-from rlprep.profiles import Profile, get_profile
 from rlprep.algos.pg_losses import PG_LOSSES
+from rlprep.profiles import Profile
 from rlprep.trainers.grpo_update import grpo_update, registry_advantages, registry_loss
 from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
 from rlprep.tinyworld.warm_start import load_warm_start, warm_start_kwargs
+from rlprep.trainers.config import TrainerConfig
 from rlprep.trainers.sequences import (completion_logprobs, completion_mask_default, frozen_copy, reference,
-                                       resolve_device, seed_everything, truncated_rows, unwrap_model)
+                                       start_policy, truncated_rows, unwrap_model)
 
 AGGREGATIONS = ("token", "sequence")
 WARM_START_FIELDS = {"sft_steps", "sft_stop", "sft_stop_accuracy"}  # at most one picks the warm start
@@ -37,11 +38,9 @@ IMPORTANCE_LEVELS = ("token", "sequence")
 
 
 @dataclass
-class GRPOConfig:
+class GRPOConfig(TrainerConfig):
     """Budget and knobs of one GRPO/DAPO run. ``GRPOConfig.for_profile("cpu")`` gives the lab's defaults."""
 
-    profile: str = "smoke"
-    """Profile the policy is built for (sizes the model; see ``rlprep.profiles``)."""
     steps: int = 10
     """Optimizer rounds (each = one batch of rollouts, then ``num_iterations`` gradient steps)."""
     prompts_per_step: int = 8
@@ -73,10 +72,8 @@ class GRPOConfig:
     importance_level: str = "token"
     """``"token"`` (GRPO ratio per token) or ``"sequence"`` (GSPO: exp of the mean per-token log-ratio)."""
     loss_type: str | None = None
-    """A key of ``rlprep.algos.pg_losses.PG_LOSSES`` (``dr_grpo``, ``cispo``, ``rloo``, ...): that variant's loss and
-    its baseline from ``PG_ADVANTAGES``, with its paper's clip range and aggregation (``eps_low``, ``eps_high``,
-    ``aggregation``, ``scale_rewards`` and ``importance_level`` are then not used). None: ``grpo_loss`` with the
-    knobs above."""
+    """A key of ``rlprep.algos.pg_losses.PG_LOSSES`` (``dr_grpo``, ``cispo``, ...): that variant's loss and baseline,
+    with its paper's clip range and aggregation (the five knobs above are unused). None: ``grpo_loss`` and the knobs."""
     mask_truncated: bool = False
     """Exclude completions that never emitted eos from the loss (TRL's ``mask_truncated_completions``)."""
     max_grad_norm: float = 1.0
@@ -95,21 +92,15 @@ class GRPOConfig:
     sft_stop_accuracy: float | None = None
     """Warm start: the full SFT run stopped at the first check where greedy accuracy on 256 *training* prompts
     reaches this (the same place on the learning curve whatever the profile or machine)."""
-    seed: int = 0
-    """Seeds sampling, prompt order and torch."""
-    device: str | None = None
-    """torch device; None takes the profile's."""
-    run_dir: str | None = None
-    """Folder for checkpoint/history/plot at the end; None writes only on interrupt."""
     plot_keys: tuple[str, ...] = ("reward/mean", "eval/accuracy", "stats/entropy", "stats/kl_k3_token",
                                   "stats/clipfrac_one_sided", "stats/completion_len")
     """Metrics on the live plot."""
     plot_every: int = 5
     """Redraw the live plot every this many steps."""
 
-    def __post_init__(self) -> None:
+    def checks(self) -> list[tuple[bool, str]]:
         minimums = dict(steps=0, prompts_per_step=1, group_size=2, max_new_tokens=1, num_iterations=1,
-                        dynamic_sampling_rounds=0, eval_every=1, eval_size=1, plot_every=1, sft_steps=1, sft_stop=1)
+                        dynamic_sampling_rounds=0, eval_every=1, eval_size=1, sft_steps=1, sft_stop=1)
         checks = [(getattr(self, k) is None or getattr(self, k) >= low, f"{k} must be >= {low}, got {getattr(self, k)}")
                   for k, low in minimums.items()]
         checks += [
@@ -134,9 +125,7 @@ class GRPOConfig:
              "set at most one of sft_steps (a shorter SFT run), sft_stop and sft_stop_accuracy (stop the full run "
              "early); set the others to None"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"{type(self).__name__}: {message}")
+        return super().checks() + checks
 
     @property
     def batch_size(self) -> int:
@@ -144,9 +133,8 @@ class GRPOConfig:
         return self.prompts_per_step * self.group_size
 
     @classmethod
-    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "GRPOConfig":
+    def budget(cls, p: Profile) -> dict:
         """Budgets for a profile: smoke (seconds, CI), cpu (the lab's <= 10 min on 2 cores), gpu (the 95% target)."""
-        p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=8, prompts_per_step=8, group_size=8, lr=3e-4, eval_every=4, eval_size=100)
         elif p.name == "cpu":
@@ -159,10 +147,14 @@ class GRPOConfig:
             base = dict(steps=int(100 * p.scale), prompts_per_step=64, group_size=16, lr=1e-4,
                         eval_every=20, eval_size=1000, plot_every=10, dynamic_sampling=True, eps_high=0.28,
                         sft_stop_accuracy=0.7)
-        if WARM_START_FIELDS & overrides.keys():  # one warm-start choice replaces the profile's
-            base = {k: v for k, v in base.items() if k not in WARM_START_FIELDS}
-        base.update(overrides)
-        return cls(profile=p.name, **base)
+        return base
+
+    @classmethod
+    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "GRPOConfig":
+        """The profile's budget with ``overrides``; one warm-start field among them replaces the profile's choice."""
+        if WARM_START_FIELDS & overrides.keys():
+            overrides = {**dict.fromkeys(WARM_START_FIELDS), **overrides}
+        return super().for_profile(profile, **overrides)
 
 
 class GRPOTrainer:
@@ -176,15 +168,8 @@ class GRPOTrainer:
         from rlprep.tinyworld import get_task
 
         self.config = config
-        self.profile = get_profile(config.profile)
-        self.device = resolve_device(config.device, self.profile)
-        seed_everything(config.seed)
-        if policy is None:
-            policy, tokenizer = load_warm_start(self.profile, **warm_start_kwargs(config))
-        if tokenizer is None:
-            raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
-        self.policy = policy.to(self.device).train()
-        self.tokenizer = tokenizer
+        self.profile, self.device, self.policy, self.tokenizer = start_policy(config, policy, tokenizer,
+                                                                                    lambda p: load_warm_start(p, **warm_start_kwargs(config)))
         self.task = task if task is not None else get_task("arithmetic")
         self.reference = frozen_copy(self.policy)
         by_name = config.loss_type is not None  # the atlas's variant, by name (injected functions still win)

@@ -37,10 +37,11 @@ import torch
 from torch import nn
 
 from rlprep.live import History, run_steps
-from rlprep.profiles import Profile, get_profile
+from rlprep.profiles import Profile
 from rlprep.rollout import position_ids_from_mask
-from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy, reference, resolve_device,
-                                       seed_everything, unwrap_model)
+from rlprep.trainers.config import TrainerConfig
+from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy, held_out_prompts, reference,
+                                       start_policy, unwrap_model)
 
 
 class ValueModel(nn.Module):
@@ -95,11 +96,9 @@ def gae_tokens_from_rowwise(compute_gae: Callable) -> Callable:
 
 
 @dataclass
-class PPOConfig:
+class PPOConfig(TrainerConfig):
     """Budget and knobs of one PPO-RLHF run. ``PPOConfig.for_profile("cpu")`` gives the lab's defaults."""
 
-    profile: str = "smoke"
-    """Profile of the reviews SFT policy and reward model."""
     steps: int = 4
     """PPO rounds (rollouts + ``ppo_epochs`` passes)."""
     batch_size: int = 16
@@ -138,20 +137,14 @@ class PPOConfig:
     """Held-out gold-reward evaluation every this many steps (0: only at start and end)."""
     eval_prompts: int = 128
     """Held-out prompts for the start/end gold-reward comparison."""
-    seed: int = 0
-    """Seeds prompts, sampling and torch."""
-    device: str | None = None
-    """torch device; None takes the profile's."""
-    run_dir: str | None = None
-    """Folder for checkpoint/history/plot; None writes only on interrupt."""
     plot_keys: tuple[str, ...] = ("reward/rm", "reward/gold", "stats/kl_k1_seq", "stats/clipfrac_two_sided", "stats/entropy",
                                   "loss/value")
     """Metrics on the live plot."""
     plot_every: int = 5
     """Redraw the live plot every this many steps."""
 
-    def __post_init__(self) -> None:
-        checks = [
+    def checks(self) -> list[tuple[bool, str]]:
+        return super().checks() + [
             (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
             (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
             (1 <= self.minibatch_size <= self.batch_size and self.batch_size % self.minibatch_size == 0,
@@ -169,16 +162,11 @@ class PPOConfig:
             (self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}"),
             (self.eval_every >= 0, f"eval_every must be >= 0, got {self.eval_every}"),
             (self.eval_prompts >= 2, f"eval_prompts must be >= 2, got {self.eval_prompts}"),
-            (self.plot_every >= 1, f"plot_every must be >= 1, got {self.plot_every}"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"PPOConfig: {message}")
 
     @classmethod
-    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "PPOConfig":
+    def budget(cls, p: Profile) -> dict:
         """smoke: seconds; cpu: a few minutes on 2 cores (the lab's gold-reward target); gpu: larger batches."""
-        p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=4, batch_size=16, minibatch_size=8, lr=1e-4, eval_prompts=32)
         elif p.name == "cpu":
@@ -186,9 +174,7 @@ class PPOConfig:
         else:
             base = dict(steps=int(50 * p.scale), batch_size=128, minibatch_size=32, lr=2e-5, eval_prompts=1024,
                         eval_every=50)
-        base.setdefault("max_new_tokens", min(48, p.n_positions - 24))  # prompt <= 21 chars + completion
-        base.update(overrides)
-        return cls(profile=p.name, **base)
+        return dict(base, max_new_tokens=min(48, p.n_positions - 24))  # prompt <= 21 chars + completion
 
 
 class PPOTrainer:
@@ -203,21 +189,14 @@ class PPOTrainer:
         from rlprep.trainers.reward_model import load_reward_model
 
         self.config = config
-        self.profile = get_profile(config.profile)
-        self.device = resolve_device(config.device, self.profile)
-        seed_everything(config.seed)
-        if policy is None:
-            policy, tokenizer = load_policy("reviews", self.profile)
-        if tokenizer is None:
-            raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
+        self.profile, self.device, self.policy, self.tokenizer = start_policy(config, policy, tokenizer,
+                                                                                    lambda p: load_policy("reviews", p))
         if reward_model is None:
-            reward_model = load_reward_model(self.profile, tokenizer=tokenizer)
-        self.policy = policy.to(self.device).train()
-        self.tokenizer = tokenizer
+            reward_model = load_reward_model(self.profile, tokenizer=self.tokenizer)
         self.task = task if task is not None else get_task("reviews")
         self.reference = frozen_copy(self.policy)
         self.reward_model = reward_model.to(self.device).eval()
-        self.critic = ValueModel.from_trunk(reward_model.trunk, policy.config.n_embd).to(self.device).train()
+        self.critic = ValueModel.from_trunk(reward_model.trunk, self.policy.config.n_embd).to(self.device).train()
         self.masked_mean = masked_mean or reference("ppo", "masked_mean")
         self.kl_penalized_rewards = kl_penalized_rewards or reference("ppo", "kl_penalized_rewards")
         if compute_gae is not None and compute_gae_tokens is not None:
@@ -233,8 +212,7 @@ class PPOTrainer:
         self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)
         self.critic_optimizer = torch.optim.AdamW(self.critic.parameters(), lr=config.critic_lr, weight_decay=0.0)
         self.rng = np.random.default_rng(config.seed)
-        self.eval_prompts = [ex.prompt if hasattr(ex, "prompt") else ex
-                             for ex in self.task.sample(config.eval_prompts, split="test", seed=config.seed + 1)]
+        self.eval_prompts = held_out_prompts(self.task, config.eval_prompts, seed=config.seed + 1)
         self._round = 0
 
     def _train_prompts(self, n: int) -> list[str]:

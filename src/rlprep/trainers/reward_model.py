@@ -30,6 +30,7 @@ from torch import nn
 from rlprep.live import History, atomic_write_bytes, run_steps
 from rlprep.profiles import Profile, get_profile
 from rlprep.rollout import position_ids_from_mask
+from rlprep.trainers.config import TrainerConfig
 from rlprep.trainers.sequences import autocast, encode_pairs, reference, resolve_device, seed_everything
 
 
@@ -76,11 +77,9 @@ class RewardModel(nn.Module):
 
 
 @dataclass
-class RewardModelConfig:
+class RewardModelConfig(TrainerConfig):
     """Budget of one reward-model run. ``RewardModelConfig.for_profile("cpu")`` gives the lab's defaults."""
 
-    profile: str = "smoke"
-    """Profile of the SFT policy whose trunk starts the RM."""
     steps: int = 40
     """Optimizer steps."""
     batch_size: int = 32
@@ -97,19 +96,11 @@ class RewardModelConfig:
     """Held-out evaluation every this many steps (and at the end)."""
     max_grad_norm: float = 1.0
     """Gradient clipping threshold."""
-    seed: int = 0
-    """Seeds data order, head init and torch."""
-    device: str | None = None
-    """torch device; None takes the profile's."""
-    run_dir: str | None = None
-    """Folder for checkpoint/history/plot; None writes only on interrupt."""
     plot_keys: tuple[str, ...] = ("loss/bt", "reward/rm_accuracy", "eval/accuracy", "eval/pearson_gold")
     """Metrics on the live plot."""
-    plot_every: int = 10
-    """Redraw the live plot every this many steps."""
 
-    def __post_init__(self) -> None:
-        checks = [
+    def checks(self) -> list[tuple[bool, str]]:
+        return super().checks() + [
             (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
             (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
             (self.lr > 0, f"lr must be > 0, got {self.lr}"),
@@ -119,18 +110,13 @@ class RewardModelConfig:
             (self.n_eval_pairs >= 2, f"n_eval_pairs must be >= 2 (correlation needs two points), got {self.n_eval_pairs}"),
             (self.eval_every >= 1, f"eval_every must be >= 1, got {self.eval_every}"),
             (self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}"),
-            (self.plot_every >= 1, f"plot_every must be >= 1, got {self.plot_every}"),
         ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"RewardModelConfig: {message}")
 
     @classmethod
-    def for_profile(cls, profile: str | Profile | None = None, **overrides) -> "RewardModelConfig":
+    def budget(cls, p: Profile) -> dict:
         """smoke: seconds (above chance); cpu: about 83% held-out accuracy in ~2.5 min on 2 cores, against a
         label-noise ceiling of about 86% (:func:`label_ceiling`; docs/benchmarks.md, issue 4); gpu: more pairs
         and steps."""
-        p = profile if isinstance(profile, Profile) else get_profile(profile)
         if p.name == "smoke":
             base = dict(steps=40, batch_size=32, lr=3e-4, n_train_pairs=1280, n_eval_pairs=200, eval_every=20)
         elif p.name == "cpu":
@@ -138,8 +124,7 @@ class RewardModelConfig:
         else:
             base = dict(steps=int(150 * p.scale), batch_size=64, lr=5e-5, n_train_pairs=20000,
                         n_eval_pairs=2000, eval_every=100)
-        base.update(overrides)
-        return cls(profile=p.name, **base)
+        return base
 
 
 @torch.no_grad()

@@ -137,6 +137,27 @@ def resolve_device(device: str | None, profile) -> torch.device:
     return torch.device(name)
 
 
+def start_policy(config, policy, tokenizer, load: Callable) -> tuple:
+    """What a trainer does first: ``(profile, device, policy, tokenizer)`` for ``config`` (its ``profile``,
+    ``device`` and ``seed``; torch, numpy and random are seeded), the policy in train mode on the device.
+    ``load(profile) -> (policy, tokenizer)`` builds the cached start when ``policy`` is None."""
+    from rlprep.profiles import get_profile
+
+    profile = get_profile(config.profile)
+    device = resolve_device(config.device, profile)
+    seed_everything(config.seed)
+    if policy is None:
+        policy, tokenizer = load(profile)
+    if tokenizer is None:
+        raise ValueError("pass the tokenizer together with the policy (load_policy returns both)")
+    return profile, device, policy.to(device).train(), tokenizer
+
+
+def held_out_prompts(task, n: int, seed: int) -> list[str]:
+    """``n`` prompts of the task's test split (examples with a ``prompt``, or plain prompt strings)."""
+    return [ex.prompt if hasattr(ex, "prompt") else ex for ex in task.sample(n, split="test", seed=seed)]
+
+
 def unwrap_model(model):
     """The plain module inside a data-parallel wrapper (DDP, ``nn.DataParallel``) or a ``torch.compile``'d model.
 

@@ -170,3 +170,42 @@ def test_a_lab_path_resolves_from_any_folder_of_the_repository(monkeypatch):
     monkeypatch.chdir(RELEASE.parents[2] / "notebooks")  # where JupyterLab's terminal may open
     assert resolve_submission("labs/lab01_gae/lab01_gae.ipynb") == RELEASE
     assert str(resolve_submission("no/such.ipynb")) == "no/such.ipynb"  # left for the usual error
+
+
+def test_a_syntax_error_in_the_answer_cell_is_reported_with_its_line(tmp_path, capsys, rlprep_home):
+    """The commonest beginner mistake: the answer cell does not compile, so compute_gae never exists. The table,
+    --json and grade_here() name the SyntaxError, the cell and the line, not "compute_gae is not defined"."""
+    from rlprep.grading import grade_here
+
+    broken = reference_answer().replace("lastgaelam = delta", "lastgaelam = = delta", 1)
+    lineno = next(i for i, line in enumerate(broken.strip("\n").splitlines(), 1) if "= = delta" in line)
+    path = tmp_path / "lab01_gae.ipynb"
+    nbformat.write(variant(broken), path)
+    rc, report = grade_json(path, capsys)
+    assert rc == 1 and report["score"] == 0
+    for cell in report["cells"]:
+        assert cell["message"].startswith(f"SyntaxError: invalid syntax, line {lineno} of the answer cell that "
+                                          "defines compute_gae: lastgaelam = = delta"), cell
+        assert "run its answer cell" not in cell["message"]
+    grade_here(path)
+    out = capsys.readouterr().out
+    assert f"FAIL  test_gae_by_hand        0/2  SyntaxError: invalid syntax, line {lineno} of the answer cell" in out
+    assert "next: an answer cell does not compile" in out
+
+
+def test_compile_error_message_quotes_the_line_and_a_later_clean_cell_clears_it():
+    from rlprep.grading.executor import IsolatedRunner, compile_error_message
+    from rlprep.grading.kernel import CellRun
+
+    source = "def f(x):\nreturn x"
+    msg = compile_error_message(source, "f", "expected an indented block after function definition on line 1 "
+                                              "(2572383514.py, line 2)")
+    assert msg == ("expected an indented block after function definition on line 1, line 2 of the answer cell that "
+                   "defines f: return x (the cell never ran, so f is not defined)")
+    assert "odd message" in compile_error_message(source, "f", "odd message")
+    runner = IsolatedRunner(["f"], {})
+    cell = nbformat.v4.new_code_cell(source)
+    runner._note_compile_error(cell, CellRun(status="error", ename="IndentationError", evalue="bad (x.py, line 2)"))
+    assert runner.uncompiled["f"][0] == "IndentationError"
+    runner._note_compile_error(nbformat.v4.new_code_cell("def f(x):\n    return x"), CellRun())
+    assert runner.uncompiled == {}

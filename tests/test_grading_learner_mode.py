@@ -18,9 +18,30 @@ def test_enable_and_undo_keep_other_settings(tmp_path):
     assert data["disabledExtensions"]["other:plugin"] is True
     server = json.loads((tmp_path / "jupyter_server_config.json").read_text())
     assert server["ServerApp"]["jpserver_extensions"]["nbgrader.server_extensions.formgrader"] is False
+    assert server["TerminalsExtensionApp"]["terminal_manager_class"] == "rlprep.lab_terminals.RootTerminalManager"
     assert main(["--config-dir", str(tmp_path), "--undo"]) == 0
     data = json.loads(page.read_text())
     assert data["disabledExtensions"] == {"other:plugin": True}
+    assert "terminal_manager_class" not in json.loads((tmp_path / "jupyter_server_config.json").read_text()).get(
+        "TerminalsExtensionApp", {})
+
+
+def test_a_terminal_asked_for_in_a_subfolder_opens_at_the_served_root(tmp_path, monkeypatch):
+    """JupyterLab asks for the file browser's folder (notebooks/); the learner-mode manager opens the root."""
+    from jupyter_server_terminals.terminalmanager import TerminalManager
+    from traitlets import Unicode
+    from traitlets.config import Configurable
+
+    from rlprep.lab_terminals import RootTerminalManager
+
+    class Server(Configurable):  # stands for the ServerApp, the manager's parent
+        root_dir = Unicode()
+
+    asked = {}
+    monkeypatch.setattr(TerminalManager, "create", lambda self, **kwargs: asked.update(kwargs) or {"name": "1"})
+    manager = RootTerminalManager(parent=Server(root_dir=str(tmp_path)), shell_command=["sh"])
+    assert manager.create(cwd=str(tmp_path / "notebooks")) == {"name": "1"}
+    assert asked == {"cwd": str(tmp_path)}
 
 
 def test_learner_mode_hides_validate_a_real_nbgrader_plugin(tmp_path):

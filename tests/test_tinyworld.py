@@ -313,3 +313,32 @@ def test_checkpoint_key_follows_the_recipe():
     assert checkpoint_dir("arithmetic", smoke) == checkpoint_dir("arithmetic", smoke)
     assert checkpoint_dir("arithmetic", smoke) != checkpoint_dir("arithmetic", longer)
     assert checkpoint_dir("arithmetic", smoke) != checkpoint_dir("reviews", smoke)
+
+
+def test_a_first_build_says_what_it_is_that_it_is_cached_and_how_long_it_took(private_cache, tmp_path, monkeypatch,
+                                                                            capsys):
+    """The notice comes before the build starts; its time is the recorded build of that task and profile."""
+    monkeypatch.setenv("RLPREP_RECORDS", str(tmp_path / "records"))
+    built = checkpoints.ensure_checkpoint("arithmetic", private_cache, progress=False)  # a 3-step build, seconds
+    recorded = checkpoints.record_build_times([built])
+    manifest = checkpoints.read_manifest(built)
+    assert recorded.name == "warm_starts.json"
+
+    class Started(Exception):
+        pass
+
+    def build(*args, **kwargs):
+        raise Started  # the notice must already be out when the build starts
+
+    monkeypatch.setattr(checkpoints, "build_checkpoint", build)
+    with pytest.raises(Started):
+        checkpoints.ensure_checkpoint("arithmetic", private_cache, force=True)
+    notice = capsys.readouterr().err
+    target = checkpoints.checkpoint_dir("arithmetic", private_cache)
+    assert notice.startswith(f"building the arithmetic warm start for the smoke profile (a one-time build): "
+                             f"supervised fine-tuning of a fresh GPT-2 for up to 3 steps. It is cached in {target}; "
+                             "later runs load it in seconds.")
+    assert f"The full build took {manifest['metrics']['time/sft_cpu_s'] / 60:.1f} CPU minutes when measured" in notice
+    with pytest.raises(Started):  # no recorded build for this task: no figure, only the bar
+        checkpoints.ensure_checkpoint("reviews", private_cache)
+    assert "The bar below shows the time left." in capsys.readouterr().err

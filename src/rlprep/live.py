@@ -48,6 +48,7 @@ class History(list):
 
     Attributes:
         interrupted: True when the run was stopped by a KeyboardInterrupt.
+        stop_signum: the signal that stopped it (2 for Ctrl-C, 15 for SIGTERM, 1 for SIGHUP), else None.
         checkpoint: path of the last checkpoint written, if any.
         meta: free-form run facts (config, wall time) saved with :meth:`to_json`.
     """
@@ -55,6 +56,7 @@ class History(list):
     def __init__(self, rows: Iterable[dict] = (), *, meta: dict | None = None):
         super().__init__(dict(r) for r in rows)
         self.interrupted = False
+        self.stop_signum: int | None = None
         self.checkpoint: Path | None = None
         self.meta: dict = dict(meta or {})
 
@@ -233,8 +235,9 @@ def run_steps(
                 callback(step, metrics, history)
             if (step + 1) % plot_every == 0:
                 redraw()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         history.interrupted = True
+        history.stop_signum = int(getattr(stop, "signum", 2))  # rlprep.interrupts.Interrupted; else Ctrl-C
         bar.set_description(f"{desc} (interrupted: weights kept)")
     finally:
         bar.close()

@@ -10,7 +10,9 @@ nbgrader's own ``Execute`` runs every cell in one kernel, so an answer cell can 
   submission says (deleted, restored with a header, or edited), in a copy of the
   setup namespace where each graded function name is a ``FunctionProxy``: calling it ships the arguments
   to K, runs the learner's function there, and ships the result back in the restricted ``wire`` format;
-- ``demo`` cells (training, plots) are skipped, with a note.
+- ``demo`` cells (training, plots) are skipped, with a note;
+- a learner cell that does not compile (SyntaxError, IndentationError) defines nothing: a test that calls a
+  function it defines reports the cell's error and line, not "not defined".
 
 The outputs are ordinary nbformat outputs, so nbgrader's ``SaveAutoGrades`` scores them as usual: a test
 cell with an ``error`` output scores 0. Learner stderr never reaches a test cell's outputs. A failure in a
@@ -24,6 +26,7 @@ import ast
 import builtins
 import contextlib
 import io
+import re
 import time
 
 import nbformat
@@ -31,7 +34,8 @@ from traitlets import Integer, Unicode
 
 from rlprep.grading.asserts import PropertyFailed
 from rlprep.grading.kernel import LearnerCallError, LearnerKernel
-from rlprep.grading.wire import WireError
+from rlprep.grading.selfgrade import def_names
+from rlprep.grading.wire import UNDEFINED, WireError
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
@@ -45,6 +49,36 @@ def defined_functions(source: str) -> list[str]:
     except SyntaxError:
         return []
     return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+
+
+class AnswerCellError(LearnerCallError):
+    """A graded function is missing because the cell that defines it did not compile: the test reports the
+    cell's SyntaxError (``ename``) and its line instead of "not defined"."""
+
+    def __init__(self, ename: str, message: str):
+        super().__init__(message)
+        self.ename = ename
+
+
+COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+_AT_LINE = re.compile(r"^(?P<msg>.*) \([^()]*, line (?P<line>\d+)\)$", re.S)
+
+
+def compile_error_message(source: str, name: str, evalue: str) -> str:
+    """What a test says when ``name``'s cell failed to compile: the kernel's message, the cell and the line.
+
+    ``evalue`` is IPython's, e.g. "invalid syntax (80963178.py, line 2)"; the line number counts from the
+    cell's first line, and the line itself is quoted from ``source``.
+    """
+    found = _AT_LINE.match(evalue.strip())
+    if not found:
+        return f"{evalue} in the answer cell that defines {name}; {name} was never defined"
+    lineno = int(found["line"])
+    lines = source.splitlines()
+    text = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+    quoted = f": {text[:120]}" if text else ""
+    return (f"{found['msg']}, line {lineno} of the answer cell that defines {name}{quoted} "
+            f"(the cell never ran, so {name} is not defined)")
 
 
 def _error(ename: str, evalue: str) -> nbformat.NotebookNode:
@@ -93,6 +127,7 @@ class IsolatedRunner:
         self.kernel: LearnerKernel | None = None
         self._t_end = 0.0
         self._forwarded: list[str] = []
+        self.uncompiled: dict[str, tuple[str, str]] = {}  # function name -> (ename, message) of its broken cell
 
     @classmethod
     def trusting(cls, nb, **kwargs) -> "IsolatedRunner":
@@ -159,12 +194,12 @@ class IsolatedRunner:
                     cell.source = self.trusted[cell.metadata.nbgrader.grade_id][0]
                     self._run_test(cell, setup_ns)
                 else:
-                    self._run_in_kernel(cell)
+                    self._note_compile_error(cell, self._run_in_kernel(cell))
         finally:
             self.kernel.shutdown()
         return nb
 
-    def _run_in_kernel(self, cell) -> None:
+    def _run_in_kernel(self, cell):
         timeout = max(0.5, min(self.cell_timeout, self.remaining()))
         run = self.kernel.execute(cell.source, timeout=timeout)
         cell.outputs = run.outputs
@@ -176,6 +211,16 @@ class IsolatedRunner:
                      else "the kernel was restarted without it")
             cell.outputs.append(_error("KernelDied", f"this cell ended the kernel process (os._exit or a crash); "
                                                      f"{after}"))
+        return run
+
+    def _note_compile_error(self, cell, run) -> None:
+        """Remember which functions a learner cell failed to define because it did not compile (a later cell
+        that defines one cleanly clears it)."""
+        for name in def_names(cell.source):
+            if run.status == "error" and run.ename in COMPILE_ERRORS:
+                self.uncompiled[name] = (run.ename, compile_error_message(cell.source, name, run.evalue))
+            elif run.status == "ok":
+                self.uncompiled.pop(name, None)
 
     @staticmethod
     def _exec_here(source: str, ns: dict, cell) -> None:
@@ -192,7 +237,12 @@ class IsolatedRunner:
         if remaining <= 0:
             raise LearnerCallError(f"grading stopped after its {self.deadline:g} s limit before {name} was called")
         timeout = max(0.5, min(self.call_timeout, remaining))
-        result, stdout = self.kernel.call(name, args, kwargs, timeout=timeout, mode=mode, wrt=wrt)
+        try:
+            result, stdout = self.kernel.call(name, args, kwargs, timeout=timeout, mode=mode, wrt=wrt)
+        except LearnerCallError as err:
+            if name in self.uncompiled and f"{name!r} {UNDEFINED}" in str(err):
+                raise AnswerCellError(*self.uncompiled[name]) from None
+            raise
         self._forwarded += [o.get("text", "") for o in stdout]
         return result
 
@@ -227,7 +277,7 @@ class IsolatedRunner:
         except PropertyFailed as err:
             return "PropertyFailed", err.prop if hidden else str(err)
         except LearnerCallError as err:
-            return "LearnerError", str(err)
+            return getattr(err, "ename", "LearnerError"), str(err)
         except WireError as err:
             return "BadReturnValue", str(err)
         except (Exception, SystemExit) as err:  # noqa: BLE001

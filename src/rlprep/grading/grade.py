@@ -326,7 +326,12 @@ def format_report(report: GradeReport) -> str:
     if report.tampering:
         lines.append("tampering: test cells changed in your notebook were restored before grading: "
                      + ", ".join(report.tampering))
-    if any("raised NotImplementedError" in c.message for c in report.cells):
+    from rlprep.grading.executor import COMPILE_ERRORS
+
+    if any(c.message.startswith(COMPILE_ERRORS) for c in report.cells):
+        lines.append("next: an answer cell does not compile, so nothing it defines exists (the message above names "
+                     "the line). Fix that line, run the cell, save the notebook (Ctrl+S), then grade again.")
+    elif any("raised NotImplementedError" in c.message for c in report.cells):
         lines.append("next: an answer cell still raises NotImplementedError. Replace that line with your code and "
                      "save the notebook (Ctrl+S): grading reads the saved file, not what is on screen.")
     elif report.score < report.max_score:

@@ -6,7 +6,8 @@
 It writes the same ``labconfig/page_config.json`` that
 ``JUPYTER_CONFIG_DIR=DIR jupyter labextension disable --level=user PLUGIN`` followed by
 ``jupyter labextension lock --level=user PLUGIN`` writes (directly, because each command takes ~8 s), and a
-``jupyter_server_config.json`` that turns the matching server extensions off. ``--undo`` removes both.
+``jupyter_server_config.json`` that turns the matching server extensions off and opens every new terminal at the
+repository root (:mod:`rlprep.lab_terminals`). ``--undo`` removes both.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ INSTRUCTOR_SERVER_EXTENSIONS = (
     "nbgrader.server_extensions.formgrader",
     "nbgrader.server_extensions.course_list",
 )
+# Terminals open at the root the server serves (where `rlprep grade labs/...` works), not in the file browser's folder.
+TERMINAL_MANAGER = "rlprep.lab_terminals.RootTerminalManager"
 
 
 def _merge_json(path: Path, update) -> None:
@@ -67,6 +70,11 @@ def enable(config_dir, undo: bool = False) -> Path:
                 exts.pop(ext, None)
             else:
                 exts[ext] = False
+        terminals = data.setdefault("TerminalsExtensionApp", {})
+        if undo:
+            terminals.pop("terminal_manager_class", None)
+        else:
+            terminals["terminal_manager_class"] = TERMINAL_MANAGER
 
     _merge_json(config_dir / "labconfig" / "page_config.json", page)
     _merge_json(config_dir / "jupyter_server_config.json", server)

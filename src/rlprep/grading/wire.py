@@ -31,6 +31,9 @@ CATCHABLE = ("ValueError", "TypeError", "IndexError", "KeyError", "LookupError",
              "ArithmeticError", "RuntimeError", "NotImplementedError")
 
 
+UNDEFINED = "is not defined: run its answer cell"  # what serve says when K lacks the function (executor reads it)
+
+
 class WireError(TypeError):
     """A value that the restricted format cannot carry."""
 
@@ -272,7 +275,7 @@ def serve(namespace: dict, func_name: str, args_dir: str, out_dir: str, mode: st
     try:
         fn = namespace.get(func_name)
         if fn is None or not callable(fn):
-            raise NameError(f"name {func_name!r} is not defined: run its answer cell (it must define {func_name})")
+            raise NameError(f"name {func_name!r} {UNDEFINED} (it must define {func_name})")
         args, kwargs = read(Path(args_dir), "args")
         if mode == "call":
             result = fn(*args, **kwargs)

@@ -168,6 +168,49 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     return tmp, manifest
 
 
+BUILD_RECORD = "warm_starts"
+"""The record (``rlprep.records``) of measured warm-start build times, written by ``rlprep models build --record``."""
+
+
+def build_notice(task_name: str, profile: Profile, target: Path, variant: str | None = None) -> str:
+    """What a learner reads before a warm start is built: what it is, that it is built once and cached, and about
+    how long it takes (the measured build of this task and profile, when one was recorded)."""
+    from rlprep import records
+    from rlprep.tinyworld import get_task
+
+    steps = sft_config(get_task(task_name), profile).steps
+    early = f", stopped early by the rule {variant}" if variant else ""
+    text = (f"building the {task_name} warm start for the {profile.name} profile (a one-time build): supervised "
+            f"fine-tuning of a fresh GPT-2 for up to {steps} steps{early}. It is cached in {target}; later runs "
+            "load it in seconds.")
+    try:
+        doc = records.load(BUILD_RECORD)
+        measured = doc["values"][f"{task_name}/{profile.name}"]
+    except (RlprepError, KeyError, TypeError):
+        return text + " The bar below shows the time left."
+    return (text + f" The full build took {measured['sft_cpu_s'] / 60:.1f} CPU minutes when measured "
+            f"({measured['sft_s'] / 60:.1f} minutes of wall time on {doc.get('machine', 'a shared machine')}, "
+            f"{doc.get('date', '')}); busy cores take longer, and the bar below shows the time left.")
+
+
+def record_build_times(entries: list[Path]) -> Path:
+    """Merge the measured build times of the full (not stopped-early) warm starts in ``entries`` into the
+    :data:`BUILD_RECORD` record, keyed ``<task>/<profile>``."""
+    from rlprep import records
+
+    try:
+        values = dict(records.load(BUILD_RECORD)["values"])
+    except RlprepError:
+        values = {}
+    for path in entries:
+        manifest = read_manifest(path)
+        m = manifest["metrics"]
+        values[f"{manifest['task']}/{manifest['profile']}"] = {
+            "sft_s": m["time/sft_s"], "sft_cpu_s": m["time/sft_cpu_s"], "steps": m.get("sft/steps")}
+    return records.record(BUILD_RECORD, values, command="rlprep models build --profile P --task T --record",
+                          profile="per entry")
+
+
 def _discard(path: Path) -> None:
     """Move ``path`` aside atomically, then delete it (a reader never sees it half-deleted)."""
     if not path.exists():
@@ -195,6 +238,8 @@ def ensure_checkpoint(task_name: str, profile: Profile, seed: int = 0, force: bo
         warnings.warn(f"cached checkpoint {target} is corrupted ({problem}); rebuilding it", RuntimeWarning,
                       stacklevel=3)
         print(f"warning: cached checkpoint {target} is corrupted ({problem}); rebuilding it", file=sys.stderr)
+    if progress:
+        print(build_notice(task_name, profile, target, variant), file=sys.stderr, flush=True)
     tmp, _ = build_checkpoint(task_name, profile, seed, steps=steps, progress=progress, stop_after=stop_after,
                               stop_when=stop_when, variant=variant)
     if target.exists() and (force or verify_checkpoint(target) is not None):

@@ -16,6 +16,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     build.add_argument("--task", default="all", help=f"one of {', '.join(TASK_CHOICES)} (default: all)")
     build.add_argument("--seed", type=int, default=0, help="warm-start seed (default: 0)")
     build.add_argument("--force", action="store_true", help="rebuild even when a valid checkpoint is cached")
+    build.add_argument("--record", action="store_true",
+                       help="record how long each build took (shown before a first build on another machine)")
     sub.add_parser("list", help="show the cached checkpoints and their metrics")
 
 
@@ -69,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if task not in TASK_CHOICES:
         raise RlprepError(f"unknown task {args.task!r}", f"use one of {', '.join(TASK_CHOICES)}")
     profile = get_profile(args.profile)
+    built = []
     for name in TASKS if task == "all" else (task,):
         target = checkpoint_dir(name, profile, args.seed)
         cached = not args.force and target.exists() and verify_checkpoint(target) is None
@@ -76,4 +79,9 @@ def run(args: argparse.Namespace) -> int:
         manifest = read_manifest(path)
         state = "cached" if cached else "built"
         print(f"{name}: {state} {path}\n  {_format_metrics(manifest['metrics'])}")
+        built.append(path)
+    if args.record:
+        from rlprep.tinyworld.checkpoints import record_build_times
+
+        print(f"build times recorded in {record_build_times(built)}")
     return 0

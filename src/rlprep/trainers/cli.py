@@ -10,6 +10,11 @@ One ``<trainer>_main(argv, prog)`` per trainer (:data:`MAINS`) parses the option
 ``--run-dir`` and ``--set KEY=VALUE`` for any field of the trainer's config dataclass, converted by the type the
 field declares. Every bad option is an ``error:``/``fix:`` (:class:`~rlprep.errors.RlprepError`, exit 2), raised
 while the config is built, before any training starts. ``python -m rlprep.trainers.<name>`` runs the same.
+
+Each run writes its checkpoint, ``history.json`` and ``plot.png`` to a folder of its own (:func:`run_folder`: a new
+``<RLPREP_HOME>/runs/<trainer>-<time>`` unless ``--run-dir`` names one, which must not hold a run already) and
+says where before it starts. A run stopped by Ctrl-C (or SIGTERM, SIGHUP) keeps what it trained, prints its
+summary, and exits 128 + the signal (130 for Ctrl-C), like every other ``rlprep`` command.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import dataclasses
 import types
 import typing
+from pathlib import Path
 
 from rlprep.errors import RlprepError
 
@@ -48,7 +54,8 @@ def trainer_parser(prog: str, description: str, config_cls: type) -> TrainerArgu
     parser.add_argument("--profile", default=None, help="smoke, cpu or gpu (default: RLPREP_PROFILE, else auto)")
     parser.add_argument("--steps", type=int, default=None, help="training steps (default: the profile's)")
     parser.add_argument("--run-dir", default=None,
-                        help="folder for the checkpoint, history.json and plot.png at the end (default: none)")
+                        help="a new folder for the checkpoint, history.json and plot.png (default: a new "
+                             "<RLPREP_HOME>/runs/<trainer>-<time> per run; a folder holding a run is refused)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help=f"override a {config_cls.__name__} field, e.g. --set lr=2e-4 (repeatable); fields: "
                              + ", ".join(f.name for f in dataclasses.fields(config_cls)))
@@ -105,16 +112,66 @@ def _example(annotation) -> str:
     return "VALUE"
 
 
+RUN_FILES = ("checkpoint.pt", "history.json", "plot.png")
+
+
+def run_folder(trainer: str, given: str | None) -> Path:
+    """The folder a run writes to: ``given`` (refused when it already holds a run's files, so no run is overwritten
+    silently), else a new ``<RLPREP_HOME>/runs/<trainer>-<YYYYmmdd-HHMMSS>`` (``-2``, ``-3``… when taken)."""
+    import time
+
+    from rlprep.paths import data_dir
+
+    if given:
+        path = Path(given).expanduser()
+        if path.exists() and not path.is_dir():
+            raise RlprepError(f"--run-dir {given} is a file, not a folder", "pass a new folder, e.g. --run-dir my-run")
+        held = [name for name in RUN_FILES if (path / name).exists()]
+        if held:
+            raise RlprepError(f"--run-dir {given} already holds a run ({', '.join(held)}); this run would overwrite it",
+                              f"pass a new folder (e.g. --run-dir {given.rstrip('/')}-2), or leave --run-dir out for "
+                              "a new folder per run; nothing was trained")
+        return path
+    root = data_dir() / "runs"
+    root.mkdir(parents=True, exist_ok=True)
+    stamp, n = time.strftime("%Y%m%d-%H%M%S"), 1
+    while True:  # claim the name by creating it: two runs started in the same second get two folders
+        path = root / (f"{trainer}-{stamp}" if n == 1 else f"{trainer}-{stamp}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1
+
+
 def build_config(config_cls: type, args: argparse.Namespace, prog: str, **options):
     """``config_cls.for_profile(args.profile, ...)`` from ``--steps``, ``--run-dir``, ``--set`` and the trainer's
-    own ``options`` (None = not given); the config's own checks become an :class:`RlprepError`."""
+    own ``options`` (None = not given); the config's own checks become an :class:`RlprepError`. Prints where the
+    run's files go (:func:`run_folder`)."""
     overrides = parse_overrides(config_cls, args.overrides)
-    given = {"steps": args.steps, "run_dir": args.run_dir, **options}
+    given = {"steps": args.steps, **options}
     overrides.update({k: v for k, v in given.items() if v is not None})
     try:
-        return config_cls.for_profile(args.profile, **overrides)
+        config = config_cls.for_profile(args.profile, **overrides)
     except ValueError as err:
         raise RlprepError(str(err), f"change that option ('{prog} --help' lists them); nothing was trained") from None
+    folder = run_folder(prog.split()[-1], args.run_dir)
+    sweep = any(getattr(args, flag, False) for flag in ("sweep", "kl_sweep"))
+    print(f"run files: {folder}/{'<one folder per run of the sweep>/' if sweep else ''}"
+          f"{{{','.join(RUN_FILES)}}}, written at the end or when the run is stopped", flush=True)
+    return dataclasses.replace(config, run_dir=str(folder))
+
+
+def finish(history) -> int:
+    """0 for a run that ran to the end; a stopped run (its files saved, its summary printed) stops the command
+    as the signal did, so ``rlprep`` exits 128 + the signal (130 for Ctrl-C)."""
+    if history.interrupted:
+        import signal
+
+        from rlprep.interrupts import Interrupted
+
+        raise Interrupted(history.stop_signum or signal.SIGINT)
+    return 0
 
 
 def run_module(name: str) -> None:
@@ -147,12 +204,29 @@ def grpo_main(argv: list[str], prog: str) -> int:
     meta, n = history.meta, config.eval_size
     start, end = meta["accuracy_start"], meta["accuracy_end"]
     se = lambda p: math.sqrt(p * (1 - p) / n)  # noqa: E731  binomial standard error of one accuracy
+    noise = 2 * math.hypot(se(start), se(end))  # two standard errors of the difference
     curve = " ".join(f"{r['step']}:{r['eval/accuracy']:.3f}" for r in history if r.get("eval/accuracy") is not None)
     print(f"held-out greedy accuracy by step ({n} test prompts): {curve}")
     print(f"profile={config.profile} steps={len(history) - 1} accuracy {start:.3f} ± {se(start):.3f} -> "
-          f"{end:.3f} ± {se(end):.3f} ({100 * (end - start):+.1f} points) in {meta['wall_s']:.0f} s"
+          f"{end:.3f} ± {se(end):.3f} ({100 * (end - start):+.1f} points"
+          f"{', within noise' if abs(end - start) <= noise else ''}) in {meta['wall_s']:.0f} s"
           f"{' (interrupted)' if history.interrupted else ''}")
-    return 0
+    if config.profile == "smoke":
+        print(smoke_note(history.trainer.policy, len(history) - 1, config.batch_size, start))
+    return finish(history)
+
+
+def smoke_note(policy, steps: int, batch: int, start: float) -> str:
+    """What a smoke run can and cannot show, with the figures of this run and of the cpu profile's."""
+    from rlprep.trainers.grpo import GRPOConfig
+    from rlprep.tinyworld.model import count_parameters
+
+    cpu = GRPOConfig.for_profile("cpu")
+    return (f"note: smoke checks that the pieces run, not that GRPO learns: a {count_parameters(policy) / 1e6:.2f}M-"
+            f"parameter GPT-2, {steps} steps of {batch} completions, from a warm start that already scores "
+            f"{start:.2f}. Too small and too short to learn: a change of a few points either way is noise. To see "
+            f"GRPO learn, run --profile cpu ({cpu.steps} steps of {cpu.batch_size} completions, from a warm start "
+            f"stopped where it first scores {cpu.sft_stop_accuracy:g} on training prompts).")
 
 
 def _parse_with_sweep(argv: list[str], prog: str, description: str, config_cls: type, field: str,
@@ -182,13 +256,13 @@ def dpo_main(argv: list[str], prog: str) -> int:
                   f"± {r['gold_se']:.3f} (SFT {r['gold_start']:+.3f})  implicit acc {r['reward/implicit_accuracy']:.2f}")
         kls = [r["kl"] for r in rows]
         print(f"KL falls as beta grows: {all(a >= b for a, b in zip(kls, kls[1:]))}; {time.perf_counter() - t0:.0f} s")
-        return 0
+        return finish(rows[-1]["history"])
     h = train_dpo(config, live=False)
     m = h.meta
     print(f"beta={config.beta:g} loss {h[1]['loss/dpo']:.4f} -> {h.last('loss/dpo'):.4f}, implicit acc "
           f"{h.last('reward/implicit_accuracy'):.2f}, KL {m['kl']:.3f} nats, gold {m['gold_start']:+.3f} -> "
           f"{m['gold']:+.3f} ± {m['gold_se']:.3f}, {m['wall_s']:.0f} s")
-    return 0
+    return finish(h)
 
 
 def ppo_main(argv: list[str], prog: str) -> int:
@@ -199,16 +273,17 @@ def ppo_main(argv: list[str], prog: str) -> int:
                                                 "(default: the profile's)",
                                      "--kl-sweep", "run kl_coef in (0, 0.01, 0.05, 0.2)")
     if args.kl_sweep:
-        for r in kl_sweep(config=config):
+        rows = kl_sweep(config=config)
+        for r in rows:
             print(f"kl_coef={r['kl_coef']:<5g} RM {r['rm_start']:+.3f} -> {r['rm_end']:+.3f}  gold "
                   f"{r['gold_start']:+.3f} -> {r['gold_end']:+.3f} ± {r['gold_end_se']:.3f}  KL {r['kl_end']:.3f}")
-        return 0
+        return finish(rows[-1]["history"])
     h = train_ppo(config, live=False)
     m = h.meta
     print(f"profile={config.profile} kl_coef={config.kl_coef:g}: gold {m['gold_start']:+.3f} ± {m['gold_start_se']:.3f}"
           f" -> {m['gold_end']:+.3f} ± {m['gold_end_se']:.3f} ({m['gold_gain_se']:+.1f} SE), RM {m['rm_start']:+.3f}"
           f" -> {m['rm_end']:+.3f}, KL {m['kl_end']:.3f} nats/seq, {m['wall_s']:.0f} s")
-    return 0
+    return finish(h)
 
 
 def reward_model_main(argv: list[str], prog: str) -> int:
@@ -229,6 +304,7 @@ def reward_model_main(argv: list[str], prog: str) -> int:
           f"± {m['accuracy_se']:.3f} (label-noise ceiling {m['ceiling/expected']:.3f}, gold scorer on these labels "
           f"{m['ceiling/gold_on_labels']:.3f}), gold-order agreement {m['accuracy_gold']:.3f}, "
           f"Pearson r with gold {m['pearson_gold']:.3f}, {m['wall_s']:.0f} s")
+    finish(history)  # a stopped run ends here, before best-of-N
     if args.best_of_n:
         from rlprep.tinyworld import get_task, load_policy
 

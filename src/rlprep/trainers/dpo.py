@@ -228,8 +228,10 @@ def beta_sweep(betas: Sequence[float] = SWEEP_BETAS, config: DPOConfig | None = 
         policy, tokenizer = load_policy("reviews", config.profile)
     rows = []
     for beta in betas:
-        history = train_dpo(replace(config, beta=float(beta)), policy=copy.deepcopy(policy), tokenizer=tokenizer,
-                            task=task, sequence_logprobs=sequence_logprobs, dpo_loss=dpo_loss, live=live)
+        run_dir = config.run_dir and f"{config.run_dir}/beta={beta:g}"  # one folder per run of the sweep
+        history = train_dpo(replace(config, beta=float(beta), run_dir=run_dir), policy=copy.deepcopy(policy),
+                            tokenizer=tokenizer, task=task, sequence_logprobs=sequence_logprobs, dpo_loss=dpo_loss,
+                            live=live)
         accuracy = history.last("reward/implicit_accuracy")
         rows.append({"beta": float(beta), **{k: history.meta[k] for k in ("kl", "kl_se", "gold", "gold_se")},
                      "gold_start": history.meta["gold_start"], "reward/implicit_accuracy": accuracy,

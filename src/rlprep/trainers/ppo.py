@@ -374,8 +374,9 @@ def kl_sweep(kl_coefs: Sequence[float] = (0.0, 0.01, 0.05, 0.2), config: PPOConf
     reward_model = reward_model or load_reward_model(config.profile, tokenizer=tokenizer)
     rows = []
     for kl_coef in kl_coefs:
-        h = train_ppo(replace(config, kl_coef=float(kl_coef)), policy=copy.deepcopy(policy), tokenizer=tokenizer,
-                      reward_model=reward_model, live=live, **functions)
+        run_dir = config.run_dir and f"{config.run_dir}/kl_coef={kl_coef:g}"  # one folder per run of the sweep
+        h = train_ppo(replace(config, kl_coef=float(kl_coef), run_dir=run_dir), policy=copy.deepcopy(policy),
+                      tokenizer=tokenizer, reward_model=reward_model, live=live, **functions)
         rows.append({"kl_coef": float(kl_coef), **{k: h.meta[k] for k in
                      ("rm_start", "rm_end", "gold_start", "gold_end", "gold_end_se", "kl_end", "gold_gain_se")},
                      "history": h})

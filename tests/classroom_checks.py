@@ -34,8 +34,8 @@ def check_class(report, out: Path, db_url: str) -> None:
         if e["kind"] in ("untouched", "sabotage"):
             assert score == 0, e
     # the CSV says what the gradebook says
-    assert {k: (float(v["score"]), float(v["max_score"])) for k, v in grades.items()} == \
-        gradebook_grades(db_url, report.labs)
+    columns = ("raw_score", "late_submission_penalty", "max_score")
+    assert {k: tuple(float(v[c]) for c in columns) for k, v in grades.items()} == gradebook_grades(db_url, report.labs)
     if report.sandbox == "bubblewrap":
         assert not (out / "course" / SABOTAGE_MARK).exists(), "the sabotage submission planted a file"
 

@@ -113,3 +113,48 @@ def test_small_class_sqlite_grades_match(sqlite_class):
 
 def test_small_class_feedback_hides_the_hidden_tests(sqlite_class):
     check_feedback(sqlite_class[1], "lab01_gae")
+
+
+def test_regrading_in_two_processes_gives_identical_grades(sqlite_class, tmp_path):
+    """Re-autograde the class with --jobs 2 over the serial run: same grades.csv rows, no submission lost."""
+    from rlprep.classroom.autograde import autograde_lab
+    from rlprep.classroom.cycle import Classroom
+    from rlprep.classroom.simulate import read_grades
+
+    report, out = sqlite_class
+    columns = ("raw_score", "late_submission_penalty", "score", "max_score")
+    serial = {k: tuple(row[c] for c in columns) for k, row in read_grades(out / "grades.csv").items()}
+    submitted = sorted(p.relative_to(out) for p in (out / "course" / "submitted").rglob("*.ipynb"))
+    room = Classroom(out)
+    run = autograde_lab(room, "lab01_gae", jobs=2)
+    assert run.refused == [] and len(run.graded) == 7
+    parallel = {k: tuple(row[c] for c in columns) for k, row in read_grades(room.export(tmp_path / "g.csv")).items()}
+    assert parallel == serial
+    assert sorted(p.relative_to(out) for p in (out / "course" / "submitted").rglob("*.ipynb")) == submitted
+
+
+def test_bad_hand_ins_are_refused_and_kept(sqlite_class, tmp_path, capsys):
+    import shutil
+
+    _, out = sqlite_class
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copy(out / "course" / "gradebook.db", course / "gradebook.db")
+    shutil.copytree(out / "course" / "source", course / "source")
+    odd = course / "submitted" / "bob smith;rm" / "lab01_gae"
+    shutil.copytree(out / "course" / "submitted" / "s01" / "lab01_gae", odd)
+    text = course / "submitted" / "s99" / "lab01_gae" / "lab01_gae.ipynb"
+    text.parent.mkdir(parents=True)
+    text.write_text("my answers: compute_gae = ...")
+    assert main(["classroom", "autograde", "--course", str(course), "--lab", "lab01_gae"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("error: ") == 2 and captured.err.count("fix: ") == 2 and "Traceback" not in captured.err
+    assert "'bob smith;rm' has characters" in captured.err and "s99: " in captured.err and "is not a notebook" in captured.err
+    assert "0 graded, 2 refused" in captured.out
+    assert text.read_text() == "my answers: compute_gae = ..." and (odd / "lab01_gae.ipynb").is_file()
+    # a lab the gradebook does not have, and an odd id given to simulate
+    assert main(["classroom", "autograde", "--course", str(course), "--lab", "lab09_atlas"]) == 2
+    assert "lab 'lab09_atlas' is not in the gradebook (it has: lab01_gae)" in capsys.readouterr().err
+    assert main(["classroom", "simulate", "--students", "2", "--ids", "s01,../x", "--labs", "lab01_gae",
+                 "--out", str(tmp_path / "never")]) == 2
+    assert "student id '../x'" in capsys.readouterr().err and not (tmp_path / "never").exists()

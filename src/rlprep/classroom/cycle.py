@@ -32,16 +32,15 @@ COURSE_ID = "rlprep"
 class Classroom:
     """A course folder, an exchange and student homes under ``out``; one method per nbgrader command."""
 
-    def __init__(self, out: Path, db_url: str | None = None, *, cell_timeout: int = 30, call_timeout: int = 10,
-                 deadline: int = 300):
+    def __init__(self, out: Path, db_url: str | None = None, *, course: Path | None = None, cell_timeout: int = 30,
+                 call_timeout: int = 10, deadline: int = 300):
         self.out = Path(out)
-        self.course = self.out / "course"
+        self.course = Path(course) if course else self.out / "course"
         self.exchange = self.out / "exchange"
         self.homes = self.out / "students"
-        self.db_url = db_url or f"sqlite:///{self.course / 'gradebook.db'}"
+        # SQLite: writers from several autograde processes wait for the lock instead of failing at once
+        self.db_url = db_url or f"sqlite:///{self.course / 'gradebook.db'}?timeout=60"
         self.executor = {"cell_timeout": cell_timeout, "call_timeout": call_timeout, "deadline": deadline}
-        for folder in (self.course / "source", self.exchange, self.homes):
-            folder.mkdir(parents=True, exist_ok=True)
         os.environ["RLPREP_PROFILE"] = "smoke"  # what the learner's kernel trains with, as in `rlprep grade`
         logging.getLogger("traitlets").setLevel(logging.ERROR)
         warnings.filterwarnings("ignore", module="nbgrader")
@@ -80,6 +79,7 @@ class Classroom:
         """``nbgrader generate_assignment``: solutions/<lab>/ -> course/release/<lab>/ and the gradebook."""
         source = self.course / "source" / lab
         if not source.exists():
+            source.parent.mkdir(parents=True, exist_ok=True)
             shutil.copytree(solutions / lab, source, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.tmp",
                                                                                  "__pycache__"))
         self._check(self.api().generate_assignment(lab, force=True, create=True), f"generate_assignment {lab}",
@@ -88,6 +88,7 @@ class Classroom:
 
     def release(self, lab: str) -> None:
         """``nbgrader release_assignment``: the release into the exchange's outbound folder."""
+        self.exchange.mkdir(parents=True, exist_ok=True)
         self._check(self.api().release_assignment(lab), f"release_assignment {lab}",
                     f"check that {self.exchange} exists and is writable")
 
@@ -148,13 +149,14 @@ class Classroom:
         self._exchange_app("Submit", student, lab).start()
 
 
-def gradebook_grades(db_url: str, labs: list[str]) -> dict[tuple[str, str], tuple[float, float]]:
-    """{(student, lab): (score, max score)} read back from the gradebook itself."""
+def gradebook_grades(db_url: str, labs: list[str]) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """{(student, lab): (raw score, late penalty, max score)} read back from the gradebook itself."""
     from nbgrader.api import Gradebook
 
     out = {}
     with Gradebook(db_url, COURSE_ID) as gb:
         for lab in labs:
             for sub in gb.assignment_submissions(lab):
-                out[(sub.student.id, lab)] = (float(sub.score), float(sub.max_score))
+                out[(sub.student.id, lab)] = (float(sub.score), float(sub.late_submission_penalty or 0.0),
+                                              float(sub.max_score))
     return out

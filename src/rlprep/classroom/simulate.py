@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 
 from rlprep.classroom import students as simulated
+from rlprep.classroom.autograde import autograde_lab, check_student_id
 from rlprep.classroom.cycle import Classroom
 from rlprep.classroom.gradebook import check_reachable, describe
 from rlprep.errors import RlprepError
@@ -80,8 +81,11 @@ def _labs(labs: list[str], root: Path) -> list[str]:
 
 
 def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = None, root: Path | None = None,
-             log=print) -> ClassroomReport:
-    """Run the class; write ``grades.csv``, ``expected.json`` and ``report.json`` under ``out``."""
+             jobs: int = 1, ids: list[str] | None = None, log=print) -> ClassroomReport:
+    """Run the class; write ``grades.csv``, ``expected.json`` and ``report.json`` under ``out``.
+
+    ``ids`` names the students (default ``s01..``); ``jobs`` autograde processes (grades do not depend on it).
+    """
     from rlprep.grading import sandbox
     from rlprep.grading.release import _root
     from rlprep.grading.templating import rendered_solution
@@ -90,6 +94,13 @@ def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = N
     labs = _labs(labs, root)
     if n_students < 1:
         raise RlprepError(f"--students must be at least 1, got {n_students}", "pass e.g. --students 6")
+    for student in ids or []:
+        check_student_id(student)
+    if ids is not None and len(set(ids)) != n_students:
+        raise RlprepError(f"--ids names {len(set(ids))} distinct students, --students says {n_students}",
+                          "give one distinct id per student")
+    if jobs < 1:
+        raise RlprepError(f"--jobs must be at least 1, got {jobs}", "pass e.g. --jobs 2 (one per free core)")
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise RlprepError(f"{out} already exists and is not an empty folder", "pass a new folder with --out")
@@ -100,7 +111,7 @@ def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = N
     gradebooks = {lab: rendered_solution(lab, root) for lab in labs}
     functions = {lab: simulated.graded_functions(nb) for lab, nb in gradebooks.items()}
     bugs = {lab: simulated.bug_names(lab, root, functions[lab]) for lab in labs}
-    plans = simulated.plans(n_students, labs, bugs)
+    plans = simulated.plans(n_students, labs, bugs, ids)
     for lab in labs:
         room.generate(lab, root / "solutions")
         room.release(lab)
@@ -118,15 +129,13 @@ def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = N
             room.submit(plan.student, plan.lab)
     for lab in labs:
         room.collect(lab)
-    log(f"{len(plans)} submissions collected; autograding")
-    t_grade = time.monotonic()
-    for plan in plans:
-        room.autograde(plan.lab, plan.student)
-        room.feedback(plan.lab, plan.student)
-    autograde_seconds = time.monotonic() - t_grade
+    log(f"{len(plans)} submissions collected; autograding with {jobs} process(es)")
+    runs = [autograde_lab(room, lab, jobs) for lab in labs]
+    autograde_seconds = sum(r.seconds for r in runs)
     grades_csv = room.export()
     expected = {(p.student, p.lab): simulated.expected_grade(gradebooks[p.lab], p, root) for p in plans}
-    mismatches = compare(read_grades(grades_csv), expected)
+    mismatches = [f"{r.student} {run.lab}: refused: {r.problem}" for run in runs for r in run.refused]
+    mismatches += compare(read_grades(grades_csv), expected)
     report = ClassroomReport(n_students, labs, len(plans), time.monotonic() - t0, autograde_seconds,
                              describe(room.db_url), sandbox.probe(), str(grades_csv),
                              mismatches)

@@ -55,10 +55,10 @@ def student_ids(n: int) -> list[str]:
     return [f"s{i + 1:0{width}d}" for i in range(n)]
 
 
-def plans(n_students: int, labs: list[str], bugs: dict[str, list[str]]) -> list[Plan]:
+def plans(n_students: int, labs: list[str], bugs: dict[str, list[str]], ids: list[str] | None = None) -> list[Plan]:
     """The class's hand-ins, student by student; ``bugs[lab]`` lists ``"function:bug_name"`` to cycle through."""
     out, used = [], {lab: 0 for lab in labs}
-    for i, student in enumerate(student_ids(n_students)):
+    for i, student in enumerate(ids or student_ids(n_students)):
         for j, lab in enumerate(labs):
             kind = SPECIAL[(i + j) % len(SPECIAL)] if i < len(SPECIAL) else ("bug" if (i + j) % 2 else "reference")
             bug = ""

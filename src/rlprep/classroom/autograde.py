@@ -44,6 +44,11 @@ class AutogradeRun:
     seconds: float = 0.0
 
 
+def check_jobs(jobs: int) -> None:
+    if jobs < 1:
+        raise RlprepError(f"--jobs must be at least 1, got {jobs}", "pass e.g. --jobs 2 (one per free core)")
+
+
 def check_student_id(student: str) -> None:
     """Raise RlprepError for an id nbgrader's folders and the gradebook should not carry."""
     if not STUDENT_ID.match(student):
@@ -109,8 +114,7 @@ def _grade_shard(out: str, course: str, db_url: str, lab: str, students: list[st
 
 def autograde_lab(room, lab: str, jobs: int = 1, students: list[str] | None = None) -> AutogradeRun:
     """Autograde ``lab`` for ``students`` (default: every collected one) of ``room`` in ``jobs`` processes."""
-    if jobs < 1:
-        raise RlprepError(f"--jobs must be at least 1, got {jobs}", "pass e.g. --jobs 2 (one per free core)")
+    check_jobs(jobs)
     check_lab(room.db_url, lab)
     run = AutogradeRun(lab)
     todo = []

@@ -21,6 +21,8 @@ def configure(parser) -> None:
                      help="a new or empty folder for the course, exchange, homes and grades.csv (default: a temp dir)")
     sim.add_argument("--jobs", type=int, default=1, help="autograde processes (default 1); grades do not change")
     _gradebook_options(sim)
+    sim.add_argument("--temp-postgres", action="store_true",
+                     help="start a throwaway PostgreSQL server (initdb + pg_ctl) for the gradebook, stopped at the end")
     grade = sub.add_parser("autograde", help="autograde one lab for every collected student, in --jobs processes")
     grade.add_argument("--course", type=Path, required=True,
                        help="the nbgrader course folder (holding source/, submitted/ and, for SQLite, gradebook.db)")
@@ -32,18 +34,18 @@ def configure(parser) -> None:
 def _gradebook_options(parser) -> None:
     parser.add_argument("--gradebook", default=os.environ.get("RLPREP_GRADEBOOK_URL"),
                         help="gradebook URL (default $RLPREP_GRADEBOOK_URL, else SQLite in the course folder)")
-    parser.add_argument("--temp-postgres", action="store_true",
-                        help="start a throwaway PostgreSQL server (initdb + pg_ctl) for the gradebook, stopped at the end")
 
 
 def run(args) -> int:
+    if args.action == "autograde":
+        return _autograde(args)
     if args.temp_postgres:
         from rlprep.classroom.postgres import TemporaryPostgres
 
         with TemporaryPostgres() as pg:
             args.gradebook = pg.url
-            return _simulate(args) if args.action == "simulate" else _autograde(args)
-    return _simulate(args) if args.action == "simulate" else _autograde(args)
+            return _simulate(args)
+    return _simulate(args)
 
 
 def _simulate(args) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from rlprep.classroom import students as simulated
-from rlprep.classroom.autograde import autograde_lab, check_student_id
+from rlprep.classroom.autograde import autograde_lab, check_jobs, check_student_id
 from rlprep.classroom.cycle import Classroom
 from rlprep.classroom.gradebook import check_reachable, describe
 from rlprep.errors import RlprepError
@@ -99,8 +99,7 @@ def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = N
     if ids is not None and len(set(ids)) != n_students:
         raise RlprepError(f"--ids names {len(set(ids))} distinct students, --students says {n_students}",
                           "give one distinct id per student")
-    if jobs < 1:
-        raise RlprepError(f"--jobs must be at least 1, got {jobs}", "pass e.g. --jobs 2 (one per free core)")
+    check_jobs(jobs)
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise RlprepError(f"{out} already exists and is not an empty folder", "pass a new folder with --out")

@@ -26,7 +26,8 @@ def _engine(url: str):
         return create_engine(url, connect_args=args)
     except ImportError as err:
         raise RlprepError(f"no PostgreSQL driver for {redact(url)} ({err})",
-                          "pip install -e '.[course]' (it brings psycopg, the driver SQLAlchemy uses for postgresql://)") from err
+                          "pip install -e '.[course]' (it brings psycopg, SQLAlchemy's driver for postgresql://)") \
+            from err
 
 
 def check_reachable(url: str) -> str:

@@ -7,12 +7,12 @@ between the reference answers and a bug from the lab's catalogue:
 | kind | the notebook | expected |
 |---|---|---|
 | ``reference`` | every answer cell holds the reference (``metadata.rlprep.reference``) | full marks |
-| ``bug`` | one graded function replaced by a catalogued bug (``tests/catalog/<lab>.py``), the rest reference | what the lab's tests give that bug |
+| ``bug`` | one graded function a catalogued bug (``tests/catalog/<lab>.py``) | what the tests give that bug |
 | ``untouched`` | the release as fetched (``raise NotImplementedError()``) | what the tests give no answer |
 | ``late`` | the reference, submitted after the due date | raw score full, score 0 (late penalty ``zero``) |
 | ``deleted_test`` | the reference with a graded test cell deleted | full marks (nbgrader restores the cell) |
 | ``syntax_error`` | the reference with a colon missing in the first answer cell | that cell defines nothing |
-| ``sabotage`` | no answer, but it tries to read the hidden tests and the gradebook and plant a file | what the tests give no answer |
+| ``sabotage`` | no answer; reads hidden tests and gradebook, plants a file | what the tests give no answer |
 
 The expected grade is computed apart from nbgrader: ``score_in_process`` runs the gradebook notebook's test cells
 (hidden parts included) in this process with the student's functions bound, so a grade that differs in

@@ -10,13 +10,14 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv sandbox lab test test-fast release bench gpu-check e2e clean
+.PHONY: help venv sandbox postgres lab test test-fast release bench classroom gpu-check e2e clean
 
 help:
 	@echo "make lab        open the course in JupyterLab (installs on first use)"
 	@echo "make test       install, then run the whole test suite (CI runs this)"
 	@echo "make release    regenerate labs/ from solutions/ with nbgrader"
 	@echo "make bench      CPU benchmarks -> docs/benchmarks.md"
+	@echo "make classroom  40 simulated students x 8 labs through nbgrader into a PostgreSQL gradebook (long)"
 	@echo "make gpu-check  every lab in the gpu profile plus the GPU benchmarks (< 8 min)"
 	@echo "make e2e        drive JupyterLab in headless Chromium, screenshots in build/e2e/"
 
@@ -30,23 +31,34 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Grading runs the learner's kernel under bubblewrap (docs/grading.md). Installed here when we can (root with
-# apt-get); otherwise grading says "sandbox: none: <why>" and the attack tests that need it are skipped (not in CI).
-sandbox:
-	@command -v bwrap >/dev/null 2>&1 || { \
+# $(call apt_install,PACKAGE,PURPOSE,WITHOUT): install a Debian package when we can (root with apt-get), else say
+# what runs without it. PACKAGE's check comes before the call (`check || $(call ...)`).
+define apt_install
+{ \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing Debian's bubblewrap (the grading sandbox)"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) \
-	      || echo "could not install bubblewrap: grading will run without a sandbox"; \
+	    echo "installing Debian's $(1) ($(2))"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null) \
+	      || echo "could not install $(1): $(3)"; \
 	  else \
-	    echo "note: bubblewrap (bwrap) is not installed, so grading runs without a sandbox;" \
-	         "install it with your package manager (e.g. sudo apt-get install bubblewrap)"; \
+	    echo "note: $(1) is not installed, so $(3);" \
+	         "install it with your package manager (e.g. sudo apt-get install $(1))"; \
 	  fi; }
+endef
+
+# Grading runs the learner's kernel under bubblewrap (docs/grading.md); without it grading says
+# "sandbox: none: <why>" and the attack tests that need it are skipped (not in CI).
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || $(call apt_install,bubblewrap,the grading sandbox,grading runs without a sandbox)
+
+# A class's gradebook on PostgreSQL (tests/test_classroom_postgres.py, make classroom) needs the server binaries.
+postgres:
+	@test -n "$$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" || command -v initdb >/dev/null 2>&1 || \
+	  $(call apt_install,postgresql,a class's gradebook server,the PostgreSQL gradebook tests are skipped)
 
 lab: $(STAMP) sandbox
 	$(PY) -m rlprep lab
 
-test: $(STAMP) sandbox
+test: $(STAMP) sandbox postgres
 	@# Build the smoke warm starts once, up front, so no notebook cell waits on an SFT build.
 	RLPREP_PROFILE=smoke $(PY) -m rlprep models build --profile smoke --task all
 	@mkdir -p build; start=$$(date +%s); \
@@ -58,6 +70,16 @@ release: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m rlprep bench
+
+# A simulated class of 40 through nbgrader's whole cycle (fetch, submit, collect, autograde, feedback, export)
+# into a throwaway PostgreSQL server; prints students x labs graded, submissions/minute and the server version.
+# Not in `make test` (about 20 CPU-seconds per submission); tests/test_classroom*.py run a small class.
+CLASSROOM_STUDENTS ?= 40
+CLASSROOM_JOBS ?= 2
+CLASSROOM_LABS ?= lab01_gae,lab02_reward_model,lab03_ppo_rlhf,lab04_dpo,lab05_grpo,lab06_importance_sampling,lab07_infonce,lab08_image_diff
+classroom: $(STAMP) sandbox postgres
+	RLPREP_PROFILE=smoke $(PY) -m rlprep classroom simulate --students $(CLASSROOM_STUDENTS) \
+	  --labs $(CLASSROOM_LABS) --jobs $(CLASSROOM_JOBS) --temp-postgres --out build/classroom-$$(date +%Y%m%d-%H%M%S)
 
 # No install step: a GPU image is often offline, with torch and transformers already there. Uses .venv when it
 # exists, else $(PYTHON); writes docs/benchmarks-gpu.md, .json and -labs.png (into $$OUT when that is set).

@@ -10,7 +10,8 @@ Run nbgrader from this folder (it reads this file from the working directory):
     jupyter lab                                          # formgrader: Nbgrader > Formgrader
 
 The gradebook is SQLite in this folder unless RLPREP_GRADEBOOK_URL is set, e.g.
-``postgresql://grader:PASSWORD@db.example.edu/rlprep`` for a class on JupyterHub (install psycopg2).
+``postgresql://grader:PASSWORD@db.example.edu/rlprep`` for a class on JupyterHub (driver: psycopg, in the
+course extras). A rehearsal of the whole cycle with simulated students: ``rlprep classroom simulate``.
 Timeouts: RLPREP_CALL_TIMEOUT (s per call of a learner function, 10), RLPREP_CELL_TIMEOUT (s per learner
 cell, 30), RLPREP_GRADING_DEADLINE (s per notebook, 300).
 """

@@ -39,6 +39,7 @@ COMMANDS: dict[str, Command] = {
     "progress": Command("rlprep.interview.progress", "per-topic interview mastery and lab scores"),
     "grade": Command("rlprep.grading.grade", "grade a lab notebook with the hidden tests"),
     "release": Command("rlprep.grading.release", "regenerate labs/ from solutions/ with nbgrader"),
+    "classroom": Command("rlprep.classroom.cli", "a simulated class through nbgrader -> grades.csv; autograde in parallel"),
     "train": Command("rlprep.trainers.cli", "run a trainer (grpo, dpo, reward_model, ppo) with the reference functions"),
     "models": Command("rlprep.tinyworld.cli", "build or list the cached SFT warm-start policies"),
     "bench": Command("rlprep.bench", "benchmarks vs TRL and model.generate -> docs/benchmarks.md (--gpu: gpu-check)"),

@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv sandbox postgres lab test test-fast release bench classroom gpu-check e2e clean
+.PHONY: help venv sandbox postgres lab test release bench classroom gpu-check e2e clean
 
 help:
 	@echo "make lab        open the course in JupyterLab (installs on first use)"

@@ -74,8 +74,12 @@ def test_adam_removes_beta_from_the_first_step_and_beta_acts_through_saturation(
     rows = dpo_optimizer_check(betas=(0.1, 0.5, 1.0), steps=300, lr=0.05)
     adam = [r["adam_first_step"] for r in rows]
     sgd = [r["sgd_first_step"] for r in rows]
+    rmsprop = [r["rmsprop_first_step"] for r in rows]
     # Adam's first step is lr * sign(g) on the two moving logits: lr * sqrt(2), whatever beta (up to eps)
     assert adam == pytest.approx([0.05 * math.sqrt(2)] * 3, rel=1e-6)
+    # RMSprop (the DPO paper's optimizer): v = (1 - alpha) g^2, step lr * g / sqrt(v) = lr * sign(g) / sqrt(0.01):
+    # 10 lr on each moving logit, whatever beta
+    assert rmsprop == pytest.approx([0.05 * 10 * math.sqrt(2)] * 3, rel=1e-5)  # eps 1e-8 next to sqrt(v) ~ 1e-3
     # SGD's first step is lr * beta * sigma(0) * sqrt(2): proportional to beta
     assert sgd == pytest.approx([0.05 * b * 0.5 * math.sqrt(2) for b in (0.1, 0.5, 1.0)], rel=1e-9)
     margins = [r["adam_margin"] for r in rows]

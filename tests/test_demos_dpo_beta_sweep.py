@@ -51,6 +51,9 @@ def test_beta_frontier_runs_every_seed_with_the_given_functions_and_records(monk
     assert doc["command"] == "RLPREP_PROFILE=smoke python -m rlprep.demos.dpo_beta_sweep --record"
     table = recorded_table()
     assert f"{rows[1]['kl']:8.3f} ± {rows[1]['kl_ci95']:<6.3f}" in table and doc["command"] in table
+    assert doc["date"] not in table  # logistics go to the Reproducibility note
+    from rlprep.demos.dpo_beta_sweep import recorded_conditions
+    assert doc["date"] in recorded_conditions() and doc["command"] in recorded_conditions()
     fig = plot_recorded()
     assert "2 seeds" in fig._suptitle.get_text()
     for ax in fig.axes:

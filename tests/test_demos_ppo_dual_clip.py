@@ -66,3 +66,18 @@ def test_bad_arguments_are_named():
             dual_clip_ppo_loss(logp_new, logp_old, adv, mask, **kwargs)
     with pytest.raises(ValueError, match="no valid token"):
         dual_clip_ppo_loss(logp_new, logp_old, adv, torch.zeros_like(mask))
+
+
+@pytest.mark.parametrize("max_log_ratio", [None, 20.0])
+def test_padding_at_minus_inf_reaches_neither_the_loss_nor_the_gradient(max_log_ratio):
+    # a pad token's log-prob is -inf under both policies: -inf - (-inf) = NaN; masking after exp would keep the value
+    # clean but send 0 * exp(NaN) = NaN into the gradient (PyTorch issue #52248)
+    logp_new = torch.tensor([[-0.5, -1.0, float("-inf")]], requires_grad=True)
+    logp_old = torch.tensor([[-0.7, -1.0, float("-inf")]])
+    adv, mask = torch.tensor([[1.0, -2.0, float("nan")]]), torch.tensor([[1.0, 1.0, 0.0]])
+    loss = dual_clip_ppo_loss(logp_new, logp_old, adv, mask, dual_clip=3.0, max_log_ratio=max_log_ratio)
+    grad, = torch.autograd.grad(loss, logp_new)
+    assert torch.isfinite(loss) and torch.isfinite(grad).all()
+    assert grad[0, 2] == 0.0
+    ref = ppo_clip_loss(logp_new, logp_old, adv, mask, clip_eps=0.2)
+    assert torch.allclose(loss, ref) and torch.allclose(grad, torch.autograd.grad(ref, logp_new)[0])

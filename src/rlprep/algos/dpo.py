@@ -40,7 +40,8 @@ def dpo_loss(
     Args:
         policy_chosen_logps, policy_rejected_logps: [B] log pi_theta(y_w | x), log pi_theta(y_l | x).
         ref_chosen_logps, ref_rejected_logps: [B] the same under the frozen reference.
-        beta: inverse temperature of the implicit reward beta * log(pi / pi_ref), > 0.
+        beta: the KL coefficient, > 0; it scales the implicit reward beta * log(pi / pi_ref) and is the
+            sigmoid's inverse temperature.
 
     Returns:
         Scalar tensor.

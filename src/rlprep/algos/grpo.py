@@ -142,7 +142,8 @@ def diagnose_zero_loss(stats: dict) -> str:
          or too hard), so every advantage is 0 and the policy gradient vanishes whatever the ratio.
       3. ``"all_clipped"``: clip_frac == 1. Every token's ratio left the trust region on the side where min()
          keeps the constant clipped term, so no token passes a gradient (possible only off-policy:
-         num_iterations > 1 or stale rollouts).
+         num_iterations > 1 or stale rollouts). The logged loss is then the clipped rho * A, not 0: a useless
+         step, named here because its grad_norm is 0.
       4. ``"expected"``: grad_norm > 0. The on-policy first step: ratio == 1 in value, beta * k3 == 0 at
          pi == pi_ref, and centred advantages make the sequence-mean loss -(1/G) sum A_i = 0, yet the gradient
          is not zero (huggingface/trl issues #2703, #3452).

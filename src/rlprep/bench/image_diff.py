@@ -14,7 +14,7 @@ Methods (all give the same inclusive box):
   -> ``cv2.boundingRect``.
 - ``floor``: one ``cv2.absdiff(a, b)``: one read of both images (the memory-bandwidth floor).
 
-``threads_and_bandwidth()`` asks why two threads barely help: it times ``cv2.norm(NORM_INF)`` over the pair with
+``threads_and_bandwidth()`` asks whether two threads help on this machine, and why: it times ``cv2.norm(NORM_INF)`` over the pair with
 OpenCV's default threads and with ``setNumThreads(1)``, the same call on a cache-resident block, and the scan on
 one thread and on two row bands.
 """

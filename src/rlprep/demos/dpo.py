@@ -119,14 +119,18 @@ def dpo_gradient_weights(margins: torch.Tensor, beta: float) -> torch.Tensor:
 
 def dpo_optimizer_check(betas=(0.1, 0.5, 1.0), steps: int = 300, lr: float = 0.05) -> list[dict[str, float]]:
     """One preference pair (y_0 ≻ y_1) on a five-response bandit, policy logits from π = π_ref (uniform), trained
-    on ``dpo_loss`` with Adam and with plain SGD at the same learning rate, once per β.
+    on ``dpo_loss`` with Adam, with RMSprop (the DPO paper's optimizer, arXiv 2305.18290, App. B) and with plain SGD
+    at the same learning rate, once per β.
 
     The gradient at step 0 is β·σ(0)·(∇log π(y_0) − ∇log π(y_1)), proportional to β. Adam divides each coordinate by
     the root of its own squared-gradient average, so its first step is lr·sign(g), the same for every β (up to its
-    eps); SGD's is proportional to β. Under Adam β acts through saturation: the pair's weight σ(−β·m) stays near
+    eps). RMSprop divides by the root of the same running average (no momentum, no bias correction), so its first
+    step, lr·g/(sqrt(1 − α)·|g|), is also the same for every β; SGD's is proportional to β. Under Adam β acts through
+    saturation: the pair's weight σ(−β·m) stays near
     1/2 until the log-ratio margin m approaches 1/β, so a small β lets m grow much further.
 
-    Returns one row per β: ``adam_first_step`` and ``sgd_first_step`` (L2 norm of the first parameter update),
+    Returns one row per β: ``adam_first_step``, ``rmsprop_first_step`` and ``sgd_first_step`` (L2 norm of the first
+    parameter update),
     ``adam_margin`` (m after ``steps``), ``implicit_margin`` (β·m) and ``pair_weight`` (σ(−β·m)) at the end.
     """
     if steps < 1 or lr <= 0:
@@ -151,8 +155,10 @@ def dpo_optimizer_check(betas=(0.1, 0.5, 1.0), steps: int = 300, lr: float = 0.0
     rows = []
     for beta in betas:
         adam_first, margin = train(beta, torch.optim.Adam)
+        rmsprop_first, _ = train(beta, torch.optim.RMSprop)
         sgd_first, _ = train(beta, torch.optim.SGD)
-        rows.append({"beta": float(beta), "adam_first_step": adam_first, "sgd_first_step": sgd_first,
+        rows.append({"beta": float(beta), "adam_first_step": adam_first, "rmsprop_first_step": rmsprop_first,
+                     "sgd_first_step": sgd_first,
                      "adam_margin": margin, "implicit_margin": beta * margin,
                      "pair_weight": float(torch.sigmoid(torch.tensor(-beta * margin)))})
     return rows

@@ -222,13 +222,21 @@ def recorded_rows(name: str = RECORD) -> tuple[list[dict], dict]:
 
 
 def recorded_table(name: str = RECORD) -> str:
-    """The recorded sweep (``records/<name>.json``) as :func:`format_rows` prints it, with its command and budget."""
+    """The recorded sweep (``records/<name>.json``) as :func:`format_rows` prints it, with its command and budget.
+    The run's wall time, machine and date are in :func:`recorded_conditions` (a Reproducibility note's line)."""
     rows, doc = recorded_rows(name)
     v = doc["values"]
     head = (f"recorded ({doc['profile']} profile): {v['steps']} steps x {v['batch_size']} pairs per run, "
-            f"evaluated on {v['eval_prompts']} held-out prompts, seeds {tuple(v['seeds'])}; {v['wall_s']:.0f} s on "
-            f"{doc['machine']}, {doc['date']}; remake with: {doc['command']}")
+            f"evaluated on {v['eval_prompts']} held-out prompts, seeds {tuple(v['seeds'])}; remake with: "
+            f"{doc['command']}")
     return head + "\n" + format_rows(rows)
+
+
+def recorded_conditions(name: str = RECORD) -> str:
+    """One line for a Reproducibility note: the record's command, wall time, machine and date."""
+    _, doc = recorded_rows(name)
+    return (f"`{doc['command']}` ({doc['profile']} profile): {doc['values']['wall_s']:.0f} s on {doc['machine']}, "
+            f"{doc['date']}.")
 
 
 def plot_recorded(name: str = RECORD):

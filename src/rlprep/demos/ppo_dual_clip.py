@@ -28,7 +28,8 @@ def dual_clip_ppo_loss(logp_new: torch.Tensor, logp_old: torch.Tensor, advantage
         logp_new: [B, T] log-probs under the current policy (carries the gradient).
         logp_old: [B, T] log-probs under the sampling policy (treated as data).
         advantages: [B, T] advantages (treated as data).
-        mask: [B, T] 1 on valid completion tokens; padding may hold anything, NaN included.
+        mask: [B, T] 1 on valid completion tokens; padding may hold anything, -inf or NaN included: it is
+            selected out before ``exp``, so it reaches neither the loss nor the gradient.
         clip_eps: ε of the clip range, > 0.
         dual_clip: c > 1 of the dual-clip floor; None turns it off (plain PPO-Clip).
         max_log_ratio: clamp of the log-ratio before ``exp``; None turns it off.
@@ -44,13 +45,14 @@ def dual_clip_ppo_loss(logp_new: torch.Tensor, logp_old: torch.Tensor, advantage
     valid = mask.bool()
     if not valid.any():
         raise ValueError("mask has no valid token: check completion_mask")
-    log_ratio = logp_new - logp_old.detach()  # (B, T)
+    zeros = torch.zeros_like(logp_new)
+    # select before exp: a where after exp keeps the value clean but 0 * exp(NaN) = NaN reaches the gradient
+    log_ratio = torch.where(valid, logp_new - logp_old.detach(), zeros)  # (B, T), 0 on padding
     if max_log_ratio is not None:
         log_ratio = log_ratio.clamp(-max_log_ratio, max_log_ratio)
     ratio = torch.exp(log_ratio)  # (B, T)
-    adv = advantages.detach()
-    surrogate = torch.min(ratio * adv, ratio.clamp(1 - clip_eps, 1 + clip_eps) * adv)  # (B, T)
+    adv = torch.where(valid, advantages.detach(), zeros)  # (B, T), 0 on padding
+    surrogate = torch.min(ratio * adv, ratio.clamp(1 - clip_eps, 1 + clip_eps) * adv)  # (B, T), 0 on padding
     if dual_clip is not None:
         surrogate = torch.where(adv < 0, torch.max(surrogate, dual_clip * adv), surrogate)
-    surrogate = torch.where(valid, surrogate, torch.zeros_like(surrogate))  # padding never enters, NaN or not
     return -surrogate.sum() / valid.sum()

@@ -243,3 +243,13 @@ def test_sft_curve_reports_what_a_warm_start_would_offer():
     assert [r["step"] for r in rows] == [10, 20]
     for row in rows:
         assert all(0.0 <= row[k] <= 1.0 for k in ("test", "train_probe", "sampled", "mixed")), row
+
+
+def test_trainer_without_a_given_policy_starts_from_the_warm_start_and_its_tokenizer():
+    """train_grpo(config) with no policy (the notebooks' usual call) must take EOS from the loaded warm start's
+    tokenizer, not from the ``tokenizer`` argument, which is None then (an AttributeError before the fix)."""
+    from rlprep.trainers.grpo import GRPOTrainer
+
+    trainer = GRPOTrainer(GRPOConfig.for_profile("smoke"))
+    assert trainer.tokenizer is not None
+    assert trainer.eos_id == trainer.tokenizer.eos_token_id

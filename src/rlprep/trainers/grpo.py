@@ -183,7 +183,7 @@ class GRPOTrainer:
         self.rng = np.random.default_rng(config.seed)
         self.prompt_source = prompt_source or self._train_prompts
         self.eval_examples = self.task.sample(config.eval_size, split="test", seed=config.seed + 10_000)
-        self.eos_id = tokenizer.eos_token_id
+        self.eos_id = self.tokenizer.eos_token_id
         self._round = 0
 
     def _train_prompts(self, n: int, round_index: int) -> list[str]:

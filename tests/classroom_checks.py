@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nbformat
 
-from grading_helpers import hidden_block
+from rlprep.grading.executor import hidden_code as hidden_block
 from rlprep.classroom.cycle import gradebook_grades
 from rlprep.classroom.simulate import read_grades
 from rlprep.classroom.students import SABOTAGE_MARK

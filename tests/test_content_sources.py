@@ -133,6 +133,17 @@ def test_no_notebook_or_bank_file_names_an_internal_file():
     assert leaks == {}
 
 
+TEST_FILE = re.compile(r"\btests/[\w/]*test_\w+\.py")
+
+
+def test_no_notebook_or_bank_file_names_a_test_file():
+    """A learner reads what the course shows, not its test suite's file names ("the course's tests check ...")."""
+    files = LEARNER_NOTEBOOKS + sorted(BANK_DIR.glob("*.yaml"))
+    leaks = {str(f.relative_to(ROOT)): TEST_FILE.findall(f.read_text(encoding="utf-8")) for f in files}
+    assert {k: v for k, v in leaks.items() if v} == {}
+    assert TEST_FILE.findall("checked in `tests/test_algos_atlas_trl.py`") == ["tests/test_algos_atlas_trl.py"]
+
+
 def test_notebooks_never_call_a_source_document_the_seed():
     found = {}
     for path in NOTEBOOKS:

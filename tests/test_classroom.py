@@ -301,3 +301,13 @@ def test_autograde_with_a_gradebook_that_cannot_be_used(sqlite_class, tmp_path, 
     err = capsys.readouterr().err
     assert f"error: no gradebook at {course / 'gradebook.db'}" in err and "fix: run nbgrader generate_assignment" in err
     assert _digest(course) == submitted  # no gradebook.db created, nothing graded or moved
+
+
+def test_autograde_with_a_broken_nbgrader_config(tmp_path, capsys):
+    course = tmp_path / "autograder"
+    (course / "submitted" / "s01" / "lab01_gae").mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.root = undefined_name\n")
+    assert main(["classroom", "autograde", "--course", str(course), "--lab", "lab01_gae"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: cannot load {course / 'nbgrader_config.py'}: NameError" in err and "fix: fix that file" in err
+    assert "Traceback" not in err and sorted(p.name for p in course.iterdir()) == ["nbgrader_config.py", "submitted"]

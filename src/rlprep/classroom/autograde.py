@@ -1,9 +1,10 @@
 """Autograde a lab for every collected student, in ``jobs`` processes, refusing bad hand-ins without losing any.
 
 ``nbgrader autograde LAB`` grades students one after the other. Here the students are sharded over processes
-(student ``k`` of the sorted list goes to process ``k % jobs``); each process builds its own nbgrader API on the
-same course folder and gradebook, and each submission still runs in its own sandboxed kernel
-(``rlprep.grading.executor.IsolatedExecute``), so grades do not depend on ``jobs``. A gradebook shared by several
+(student ``k`` of the sorted list goes to process ``k % jobs``; process 0 is this one, the others are started with
+``spawn``); each process builds its own nbgrader API on the same course folder and gradebook, and each submission
+still runs in its own sandboxed kernel (``rlprep.grading.executor.IsolatedExecute``), so grades do not depend on
+``jobs``. A gradebook shared by several
 processes should be PostgreSQL; SQLite works for a few jobs (writes wait up to 60 s for the lock).
 
 Before anything runs, a hand-in is checked; one that fails is refused with a problem and a fix and left where it
@@ -137,9 +138,11 @@ def autograde_lab(room, lab: str, jobs: int = 1, students: list[str] | None = No
     if len(shards) <= 1:
         failed = _grade_shard(room.spec(), lab, todo)
     else:
-        with ProcessPoolExecutor(len(shards), mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(_grade_shard, room.spec(), lab, shard) for shard in shards]
-            failed = [refusal for f in futures for refusal in f.result()]
+        # this process grades the first shard itself: one process fewer to start (each imports nbgrader and torch)
+        with ProcessPoolExecutor(len(shards) - 1, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_grade_shard, room.spec(), lab, shard) for shard in shards[1:]]
+            failed = _grade_shard(room.spec(), lab, shards[0])
+            failed += [refusal for f in futures for refusal in f.result()]
     run.seconds = time.monotonic() - t0
     run.refused += [Refusal(*r) for r in failed]
     bad = {r.student for r in run.refused}

@@ -240,7 +240,7 @@ def _classroom(r: dict, report: dict) -> list[str]:
     for n, x in r["jobs"].items():
         same = "yes" if x["identical_to_serial"] else f"NO: {', '.join(x['differ']) or 'refused'}"
         lines.append(f"| {n} | {fmt(x['per_minute'], 1)} | {fmt(x['seconds'], 1)} | {same} |")
-    return lines + ["", "With more than one process the time includes starting them (`spawn`: each imports nbgrader "
+    return lines + ["", "With N processes the time includes starting N - 1 of them (`spawn`: each imports nbgrader "
                     "and torch), a fixed cost that a class of a few students does not earn back on a loaded 2-core "
                     "machine.", ""]
 

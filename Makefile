@@ -73,7 +73,8 @@ bench: $(STAMP)
 
 # A simulated class of 40 through nbgrader's whole cycle (fetch, submit, collect, autograde, feedback, export)
 # into a throwaway PostgreSQL server; prints students x labs graded, submissions/minute and the server version.
-# Not in `make test` (about 20 CPU-seconds per submission); tests/test_classroom*.py run a small class.
+# Not in `make test` (measured: about 5 CPU-seconds a submission, setup included; docs/grading.md);
+# tests/test_classroom*.py run a small class.
 CLASSROOM_STUDENTS ?= 40
 CLASSROOM_JOBS ?= 2
 CLASSROOM_LABS ?= lab01_gae,lab02_reward_model,lab03_ppo_rlhf,lab04_dpo,lab05_grpo,lab06_importance_sampling,lab07_infonce,lab08_image_diff

@@ -6,6 +6,8 @@ Run nbgrader from this folder (it reads this file from the working directory):
     nbgrader generate_assignment lab01_gae --force      # solutions/ -> autograder/release/
     nbgrader collect / zip_collect ...                   # submissions -> autograder/submitted/<student>/<lab>/
     nbgrader autograde lab01_gae                         # learner code isolated from the tests
+    rlprep classroom autograde --course . --lab lab01_gae --jobs 2   # the same with this file, 2 processes;
+                                                         # formgrader's manual grades kept on a re-grade
     nbgrader generate_feedback lab01_gae                 # hidden tests cleared
     jupyter lab                                          # formgrader: Nbgrader > Formgrader
 

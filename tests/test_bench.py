@@ -89,8 +89,35 @@ def test_gpu_mode_without_cuda_skips_labs_with_a_note(tmp_path):
 
 
 def test_missing_tools_are_skipped_not_faked(monkeypatch):
+    from rlprep.bench.classroom import bench_classroom
+
     _hide(monkeypatch, "nbgrader")
     assert "nbgrader" in bench_grading(Path("."))["skipped"]
+    assert bench_classroom()["skipped"] == "nbgrader is not installed"
+
+
+def test_classroom_section_renders_rates_and_a_grade_that_differs():
+    report = {"command": "python -m rlprep bench --only classroom", "profile": "smoke", "wall_s": 1.0, "notes": [],
+              "machine": {"date_utc": "2026-12-02 04:00 UTC", "cpu_count": 2, "cpu": "x86_64", "device": "cpu",
+                          "torch": "2"},
+              "sections": {"classroom": {"students": 4, "lab": "lab01_gae", "sandbox": "bubblewrap",
+                                         "gradebook": "SQLite",
+                                         "serial": {"per_minute": 6.0, "seconds": 40.0, "mismatches": []},
+                                         "jobs": {"1": {"seconds": 40.0, "graded": 4, "per_minute": 6.04,
+                                                        "identical_to_serial": True, "differ": []},
+                                                  "2": {"seconds": 25.0, "graded": 4, "per_minute": 9.6,
+                                                        "identical_to_serial": False, "differ": ["s03 lab01_gae"]}}}}}
+    md = bench_report.render_markdown(report)
+    assert "4 simulated students x lab01_gae" in md and "every grade as the lab's tests give it" in md
+    assert "| 1 | 6.0 | 40.0 | yes |" in md and "| 2 | 9.6 | 25.0 | NO: s03 lab01_gae |" in md
+
+
+def test_bench_help_names_the_classroom_section():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    bench.configure(parser)
+    assert "classroom: submissions/minute" in " ".join(parser.format_help().split())
 
 
 def test_render_reports_unreached_targets_honestly():

@@ -146,16 +146,168 @@ def test_bad_hand_ins_are_refused_and_kept(sqlite_class, tmp_path, capsys):
     text = course / "submitted" / "s99" / "lab01_gae" / "lab01_gae.ipynb"
     text.parent.mkdir(parents=True)
     text.write_text("my answers: compute_gae = ...")
+    other = course / "submitted" / "s98" / "lab01_gae" / "answers.py"
+    other.parent.mkdir(parents=True)
+    other.write_text("def compute_gae(): ...")
     assert main(["classroom", "autograde", "--course", str(course), "--lab", "lab01_gae"]) == 2
     captured = capsys.readouterr()
-    assert captured.err.count("error: ") == 2 and captured.err.count("fix: ") == 2 and "Traceback" not in captured.err
+    assert captured.err.count("error: ") == 3 and captured.err.count("fix: ") == 3 and "Traceback" not in captured.err
     assert "'bob smith;rm' has characters" in captured.err
     assert "s99: " in captured.err and "is not a notebook" in captured.err
-    assert "0 graded, 2 refused" in captured.out
+    assert "s98: no lab01_gae.ipynb in " in captured.err and "(found: answers.py)" in captured.err
+    assert "0 graded, 3 refused" in captured.out
     assert text.read_text() == "my answers: compute_gae = ..." and (odd / "lab01_gae.ipynb").is_file()
+    assert other.read_text() == "def compute_gae(): ..." and not (course / "autograded").exists()
     # a lab the gradebook does not have, and an odd id given to simulate
     assert main(["classroom", "autograde", "--course", str(course), "--lab", "lab09_atlas"]) == 2
     assert "lab 'lab09_atlas' is not in the gradebook (it has: lab01_gae)" in capsys.readouterr().err
     assert main(["classroom", "simulate", "--students", "2", "--ids", "s01,../x", "--labs", "lab01_gae",
                  "--out", str(tmp_path / "never")]) == 2
     assert "student id '../x'" in capsys.readouterr().err and not (tmp_path / "never").exists()
+
+
+# -- re-grading after a new release, on the instructor's own layout (autograder/nbgrader_config.py) ----------------
+CHANGED = "test_gae_by_hand"  # the hidden test the new release changes
+
+
+def _auto_scores(db_url: str, students_: list[str]) -> dict[tuple[str, str], float]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, "rlprep") as gb:
+        return {(s, g.name): g.auto_score for s in students_
+                for g in gb.find_submission_notebook("lab01_gae", "lab01_gae", s).grades}
+
+
+def _digest(folder) -> dict:
+    import hashlib
+
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def instructor_course(sqlite_class, tmp_path, monkeypatch):
+    """``autograder/`` as the repository lays it out (its nbgrader_config.py; the source is ``../solutions``),
+    holding the class's gradebook and the hand-ins of its reference and bug students."""
+    import json
+    import shutil
+
+    _, out = sqlite_class
+    monkeypatch.delenv("RLPREP_GRADEBOOK_URL", raising=False)
+    monkeypatch.delenv("RLPREP_COURSE_ID", raising=False)
+    shutil.copytree(ROOT / "solutions" / "lab01_gae", tmp_path / "solutions" / "lab01_gae")
+    course = tmp_path / "autograder"
+    course.mkdir()
+    shutil.copy(ROOT / "autograder" / "nbgrader_config.py", course)
+    shutil.copy(out / "course" / "gradebook.db", course / "gradebook.db")
+    kinds = {e["kind"]: e["student"] for e in json.loads((out / "expected.json").read_text())}
+    pair = [kinds["reference"], kinds["bug"]]
+    for student in pair:
+        shutil.copytree(out / "course" / "submitted" / student, course / "submitted" / student)
+    return course, pair
+
+
+def test_regrade_after_a_new_release_keeps_manual_grades_and_submissions(instructor_course, capsys):
+    """Formgrader's manual grade, extra credit and comment survive a re-release with a changed hidden test and a
+    re-autograde (rlprep classroom autograde on autograder/'s layout, 2 processes); the new test is the one graded."""
+    from nbgrader.api import Gradebook
+
+    from rlprep.classroom import manual_grades
+    from rlprep.classroom.cycle import Classroom
+
+    course, (good, buggy) = instructor_course
+    db_url = f"sqlite:///{course / 'gradebook.db'}"
+    with Gradebook(db_url, "rlprep") as gb:  # what an instructor does in formgrader, through nbgrader's own API
+        gb.find_grade(CHANGED, "lab01_gae", "lab01_gae", buggy).manual_score = 1.5
+        gb.find_grade("test_gae_bootstrap", "lab01_gae", "lab01_gae", buggy).extra_credit = 0.5
+        gb.find_comment("compute_gae", "lab01_gae", "lab01_gae", buggy).manual_comment = "see me: bootstrap at ends"
+        gb.db.commit()
+    before = manual_grades.snapshot(db_url, "rlprep", "lab01_gae")
+    assert before.count == 3 and before.submissions >= {good, buggy}
+    auto_before = _auto_scores(db_url, [good, buggy])
+    assert auto_before[(good, CHANGED)] == 2
+    submitted = _digest(course / "submitted")
+
+    # a fix to the hidden tests, released again (nbgrader generate_assignment --force with autograder/'s config)
+    source = course.parent / "solutions" / "lab01_gae" / "lab01_gae.ipynb"
+    nb = nbformat.read(source, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == CHANGED)
+    cell.source = cell.source.replace("### BEGIN HIDDEN TESTS\n", "### BEGIN HIDDEN TESTS\n"
+                                      "assert False, 'PropertyFailed: the new release checks more'\n", 1)
+    assert "the new release" in cell.source
+    nbformat.write(nb, source)
+    room = Classroom(course, config_file=course / "nbgrader_config.py")
+    assert room.course == course and room.db_url.startswith(db_url)
+    room.generate("lab01_gae")
+
+    assert main(["classroom", "autograde", "--course", str(course), "--lab", "lab01_gae", "--jobs", "2"]) == 0
+    printed = capsys.readouterr()
+    assert "2 graded, 0 refused" in printed.out and "3 manual grades and comments kept" in printed.out
+    assert "warning" not in printed.err
+    after = manual_grades.snapshot(db_url, "rlprep", "lab01_gae")
+    assert manual_grades.lost(before, after) == [] and after.submissions == before.submissions
+    with Gradebook(db_url, "rlprep") as gb:
+        grade = gb.find_grade(CHANGED, "lab01_gae", "lab01_gae", buggy)
+        assert (grade.manual_score, grade.auto_score, grade.score, grade.needs_manual_grade) == (1.5, 0, 1.5, True)
+    auto_after = _auto_scores(db_url, [good, buggy])
+    assert auto_after[(good, CHANGED)] == 0  # graded by the new release's hidden test
+    assert {k: v for k, v in auto_after.items() if k[1] != CHANGED} == \
+        {k: v for k, v in auto_before.items() if k[1] != CHANGED}
+    assert _digest(course / "submitted") == submitted
+    for student in (good, buggy):  # written into the instructor's course folder, not a temp course
+        assert (course / "autograded" / student / "lab01_gae" / "lab01_gae.ipynb").is_file()
+        assert (course / "feedback" / student / "lab01_gae" / "lab01_gae.html").is_file()
+
+
+def test_a_lost_manual_grade_is_written_back(sqlite_class, tmp_path):
+    import shutil
+
+    from nbgrader.api import Gradebook
+
+    from rlprep.classroom import manual_grades
+
+    shutil.copy(sqlite_class[1] / "course" / "gradebook.db", tmp_path / "gradebook.db")
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(db_url, "rlprep") as gb:
+        student = gb.assignment_submissions("lab01_gae")[0].student.id
+        gb.find_grade(CHANGED, "lab01_gae", "lab01_gae", student).manual_score = 0.5
+        gb.find_comment("compute_gae", "lab01_gae", "lab01_gae", student).manual_comment = "good"
+        gb.db.commit()
+    before = manual_grades.snapshot(db_url, "rlprep", "lab01_gae")
+    assert manual_grades.restore(db_url, "rlprep", "lab01_gae", before) == []
+    with Gradebook(db_url, "rlprep") as gb:  # what a future nbgrader that overwrote them would leave
+        gb.find_grade(CHANGED, "lab01_gae", "lab01_gae", student).manual_score = None
+        gb.find_comment("compute_gae", "lab01_gae", "lab01_gae", student).manual_comment = None
+        gb.db.commit()
+    restored = manual_grades.restore(db_url, "rlprep", "lab01_gae", before)
+    assert len(restored) == 2 and f"{student}/lab01_gae/{CHANGED}: 0.5" in restored[0]
+    assert manual_grades.lost(before, manual_grades.snapshot(db_url, "rlprep", "lab01_gae")) == []
+
+
+def test_autograde_with_a_gradebook_that_cannot_be_used(sqlite_class, tmp_path, capsys, monkeypatch):
+    """An unreachable server, or no gradebook.db: error/fix, exit 2, the hand-ins untouched, nothing created."""
+    import shutil
+
+    monkeypatch.delenv("RLPREP_GRADEBOOK_URL", raising=False)
+    course = tmp_path / "course"
+    shutil.copytree(sqlite_class[1] / "course" / "submitted" / "s01", course / "submitted" / "s01")
+    submitted = _digest(course)
+    url = "postgresql://grader:s3cretpw@127.0.0.1:1/rlprep"
+    assert main(["classroom", "autograde", "--course", str(course), "--lab", "lab01_gae", "--gradebook", url]) == 2
+    err = capsys.readouterr().err
+    assert "error: cannot reach the gradebook postgresql://grader:***@127.0.0.1:1/rlprep" in err and "fix: " in err
+    assert "s3cretpw" not in err and "Traceback" not in err
+    assert main(["classroom", "autograde", "--course", str(course), "--lab", "lab01_gae"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: no gradebook at {course / 'gradebook.db'}" in err and "fix: run nbgrader generate_assignment" in err
+    assert _digest(course) == submitted  # no gradebook.db created, nothing graded or moved
+
+
+def test_autograde_with_a_broken_nbgrader_config(tmp_path, capsys):
+    course = tmp_path / "autograder"
+    (course / "submitted" / "s01" / "lab01_gae").mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.root = undefined_name\n")
+    assert main(["classroom", "autograde", "--course", str(course), "--lab", "lab01_gae"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: cannot load {course / 'nbgrader_config.py'}: NameError" in err and "fix: fix that file" in err
+    assert "Traceback" not in err and sorted(p.name for p in course.iterdir()) == ["nbgrader_config.py", "submitted"]

@@ -8,6 +8,8 @@ Sections (each can be run alone with ``--only``), one module each:
   by ``--target-seconds`` (evaluation time is excluded from both clocks; "not reached in N s" is reported as such);
 * ``rollout`` (:mod:`.generation`) - generation tokens/s of :func:`rlprep.rollout.generate` vs ``model.generate``;
 * ``grading`` (:mod:`.grading`) - seconds of ``rlprep grade`` per ``solutions/*/*.ipynb``;
+* ``classroom`` (:mod:`.classroom`) - submissions per minute of ``rlprep classroom autograde`` with 1 and 2
+  processes on a small simulated class (4 students x lab01), each run's grades compared with the serial run's;
 * ``image``   (:mod:`.image_diff`) - the 4K image-diff benchmark of lab08;
 * ``tests``   (:mod:`.make_test`) - the ``make test`` wall time the Makefile leaves in ``build/make-test-seconds``;
 * ``labs``    (:mod:`.labs`) - (``--gpu`` only) every lab's trainer in the gpu profile, with its headline figure.
@@ -29,11 +31,12 @@ import sys
 
 from rlprep.bench import machine
 from rlprep.bench import report as rep
+from rlprep.bench.classroom import bench_classroom
 from rlprep.bench.generation import bench_rollout
 from rlprep.bench.grading import bench_grading
 from rlprep.bench.labs import bench_labs
 from rlprep.bench.make_test import make_test_time
-from rlprep.bench.schedule import GPU_SECTIONS, Plan, Schedule, plan_run
+from rlprep.bench.schedule import SECTIONS, Plan, Schedule, plan_run
 from rlprep.bench.steps import bench_steps
 from rlprep.bench.target import bench_time_to_target
 from rlprep.errors import RlprepError
@@ -48,7 +51,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "the GPU-only parts are skipped with a note")
     parser.add_argument("--quick", action="store_true", help="smallest sizes (the smoke profile, few repeats)")
     parser.add_argument("--only", default=None,
-                        help=f"comma-separated sections to run, from {','.join(GPU_SECTIONS)} (default: all)")
+                        help=f"comma-separated sections to run, from {','.join(SECTIONS)} (default: all); "
+                             "classroom: submissions/minute of `rlprep classroom autograde` with 1 and 2 processes "
+                             "on 4 simulated students x lab01_gae (2 with --quick), grades checked against the "
+                             "serial run's; with --gpu also labs, without classroom")
     parser.add_argument("--profile", default=None, help="model profile for the CPU half (default: smoke)")
     parser.add_argument("--repeats", type=int, default=None, help="timed steps per measurement (median)")
     parser.add_argument("--target-seconds", type=float, default=None, help="wall-time bound per time-to-target run")
@@ -93,6 +99,7 @@ def run(args) -> int:
     schedule.run("target", lambda: bench_time_to_target(profile, device, schedule.target_bound_s(),
                                                         plan.target_points, sft_steps=plan.target_sft_steps))
     schedule.run("grading", lambda: bench_grading(root))
+    schedule.run("classroom", lambda: bench_classroom(students=2 if plan.quick else 4))
     schedule.run("tests", lambda: make_test_time(root), budgeted=False)
 
     report = {"command": _command(), "profile": profile.name, "quick": plan.quick, "dry_run": plan.dry_run,

@@ -226,6 +226,25 @@ def _grading(r: dict, report: dict) -> list[str]:
         f"| {lab} | {fmt(x['seconds'], 1)} | {x['exit_code']} |" for lab, x in r.items() if isinstance(x, dict)] + [""]
 
 
+def _classroom(r: dict, report: dict) -> list[str]:
+    lines = ["## A class through nbgrader (`rlprep classroom autograde --jobs N`)", ""]
+    if "skipped" in r or "error" in r:
+        return lines + [_skip_or_error(r), ""]
+    serial = r["serial"]
+    lines += [f"{r['students']} simulated students x {r['lab']}, SQLite gradebook, sandbox: {r['sandbox']}. "
+              f"The serial cycle (`rlprep classroom simulate`) graded {fmt(serial['per_minute'], 1)} submissions/"
+              f"minute, " + ("every grade as the lab's tests give it" if not serial["mismatches"] else
+                             f"{len(serial['mismatches'])} grades differ from the lab's tests") +
+              "; the class was then autograded again with each number of processes (autograde + feedback):", "",
+              "| processes | submissions/minute | seconds | grades identical to serial |", "|---|---|---|---|"]
+    for n, x in r["jobs"].items():
+        same = "yes" if x["identical_to_serial"] else f"NO: {', '.join(x['differ']) or 'refused'}"
+        lines.append(f"| {n} | {fmt(x['per_minute'], 1)} | {fmt(x['seconds'], 1)} | {same} |")
+    return lines + ["", "With N processes the time includes starting N - 1 of them (`spawn`: each imports nbgrader "
+                    "and torch), a fixed cost that a class of a few students does not earn back on a loaded 2-core "
+                    "machine.", ""]
+
+
 def _image(r: dict, report: dict) -> list[str]:
     if "table_median" not in r:
         return ["## Image diff", "", _skip_or_error(r), ""]
@@ -264,5 +283,5 @@ def _labs(r: dict, report: dict) -> list[str]:
 
 
 SECTION_RENDERERS = {"steps": _steps, "target": _target, "rollout": _rollout, "grading": _grading,
-                     "image": _image, "tests": _tests, "labs": _labs}
+                     "classroom": _classroom, "image": _image, "tests": _tests, "labs": _labs}
 """Section key -> its markdown part, in the order the report shows them."""

@@ -1,9 +1,10 @@
 """Autograde a lab for every collected student, in ``jobs`` processes, refusing bad hand-ins without losing any.
 
 ``nbgrader autograde LAB`` grades students one after the other. Here the students are sharded over processes
-(student ``k`` of the sorted list goes to process ``k % jobs``); each process builds its own nbgrader API on the
-same course folder and gradebook, and each submission still runs in its own sandboxed kernel
-(``rlprep.grading.executor.IsolatedExecute``), so grades do not depend on ``jobs``. A gradebook shared by several
+(student ``k`` of the sorted list goes to process ``k % jobs``; process 0 is this one, the others are started with
+``spawn``); each process builds its own nbgrader API on the same course folder and gradebook, and each submission
+still runs in its own sandboxed kernel (``rlprep.grading.executor.IsolatedExecute``), so grades do not depend on
+``jobs``. A gradebook shared by several
 processes should be PostgreSQL; SQLite works for a few jobs (writes wait up to 60 s for the lock).
 
 Before anything runs, a hand-in is checked; one that fails is refused with a problem and a fix and left where it
@@ -11,6 +12,10 @@ is (``submitted/<id>/<lab>/``), and the rest of the class is graded:
 - the student id must be plain (letters, digits, ``.``, ``_``, ``-``, ``@``; at most 64 characters; no leading dot);
 - ``submitted/<id>/<lab>/<lab>.ipynb`` must exist and be a notebook (nbformat 4 JSON).
 A lab that is not in the gradebook, or a gradebook that cannot be reached, stops the run before it starts.
+
+Re-grading (after a new release of the lab's tests) keeps what an instructor gave in formgrader: the manual
+grades and comments are read before anything is graded and any that the run lost are written back and reported
+(:mod:`rlprep.classroom.manual_grades`); submissions under ``submitted/`` are only read.
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ class AutogradeRun:
     graded: list[str] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)
     seconds: float = 0.0
+    manual_kept: int = 0  # manual grades, extra credits and comments in the gradebook before and after
+    restored: list[str] = field(default_factory=list)  # what the run lost and was written back
 
 
 def check_jobs(jobs: int) -> None:
@@ -76,13 +83,11 @@ def check_submission(course: Path, student: str, lab: str) -> None:
             from err
 
 
-def check_lab(db_url: str, lab: str) -> None:
+def check_lab(db_url: str, lab: str, course_id: str = "rlprep") -> None:
     """Raise RlprepError when the gradebook has no assignment ``lab``."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from rlprep.classroom.cycle import COURSE_ID
-
-    with Gradebook(db_url, COURSE_ID) as gb:
+    with Gradebook(db_url, course_id) as gb:
         try:
             gb.find_assignment(lab)
         except MissingEntry:
@@ -97,11 +102,12 @@ def collected_students(course: Path, lab: str) -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / lab).is_dir()) if root.is_dir() else []
 
 
-def _grade_shard(out: str, course: str, db_url: str, lab: str, students: list[str]) -> list[tuple[str, str, str]]:
+def _grade_shard(spec: dict, lab: str, students: list[str]) -> list[tuple[str, str, str]]:
     """Autograde and generate feedback for ``students`` in this process; return the refusals."""
     from rlprep.classroom.cycle import Classroom
 
-    room = Classroom(Path(out), db_url, course=Path(course))
+    spec = dict(spec)
+    room = Classroom(spec.pop("out"), spec.pop("db_url"), **spec)
     refused = []
     for student in students:
         try:
@@ -114,8 +120,11 @@ def _grade_shard(out: str, course: str, db_url: str, lab: str, students: list[st
 
 def autograde_lab(room, lab: str, jobs: int = 1, students: list[str] | None = None) -> AutogradeRun:
     """Autograde ``lab`` for ``students`` (default: every collected one) of ``room`` in ``jobs`` processes."""
+    from rlprep.classroom import manual_grades
+
     check_jobs(jobs)
-    check_lab(room.db_url, lab)
+    check_lab(room.db_url, lab, room.course_id)
+    before = manual_grades.snapshot(room.db_url, room.course_id, lab)
     run = AutogradeRun(lab)
     todo = []
     for student in students if students is not None else collected_students(room.course, lab):
@@ -127,14 +136,17 @@ def autograde_lab(room, lab: str, jobs: int = 1, students: list[str] | None = No
     t0 = time.monotonic()
     shards = [todo[k::jobs] for k in range(jobs) if todo[k::jobs]]
     if len(shards) <= 1:
-        failed = _grade_shard(str(room.out), str(room.course), room.db_url, lab, todo)
+        failed = _grade_shard(room.spec(), lab, todo)
     else:
-        with ProcessPoolExecutor(len(shards), mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(_grade_shard, str(room.out), str(room.course), room.db_url, lab, shard)
-                       for shard in shards]
-            failed = [refusal for f in futures for refusal in f.result()]
+        # this process grades the first shard itself: one process fewer to start (each imports nbgrader and torch)
+        with ProcessPoolExecutor(len(shards) - 1, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_grade_shard, room.spec(), lab, shard) for shard in shards[1:]]
+            failed = _grade_shard(room.spec(), lab, shards[0])
+            failed += [refusal for f in futures for refusal in f.result()]
     run.seconds = time.monotonic() - t0
     run.refused += [Refusal(*r) for r in failed]
     bad = {r.student for r in run.refused}
     run.graded = [s for s in todo if s not in bad]
+    run.restored = manual_grades.restore(room.db_url, room.course_id, lab, before)
+    run.manual_kept = before.count
     return run

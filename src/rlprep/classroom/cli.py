@@ -25,7 +25,9 @@ def configure(parser) -> None:
                      help="start a throwaway PostgreSQL server (initdb + pg_ctl) for the gradebook, stopped at the end")
     grade = sub.add_parser("autograde", help="autograde one lab for every collected student, in --jobs processes")
     grade.add_argument("--course", type=Path, required=True,
-                       help="the nbgrader course folder (holding source/, submitted/ and, for SQLite, gradebook.db)")
+                       help="the nbgrader course folder: an instructor's (e.g. autograder/, whose nbgrader_config.py "
+                            "gives the source folder, course id and gradebook) or one with source/, submitted/ "
+                            "and, for SQLite, gradebook.db")
     grade.add_argument("--lab", required=True, help="the lab (an assignment in the gradebook)")
     grade.add_argument("--jobs", type=int, default=1, help="processes to shard the students over (default 1)")
     _gradebook_options(grade)
@@ -68,17 +70,19 @@ def _autograde(args) -> int:
     from rlprep.classroom.gradebook import check_reachable
 
     course = args.course.resolve()
-    if not (course / "submitted").is_dir():
-        raise RlprepError(f"{course} has no submitted/ folder", "pass the course folder nbgrader collected into")
-    if args.gradebook:
-        check_reachable(args.gradebook)
-    elif not (course / "gradebook.db").is_file():
-        raise RlprepError(f"no gradebook.db in {course}", "pass --gradebook URL (or set RLPREP_GRADEBOOK_URL)")
-    room = Classroom(course.parent, args.gradebook or None, course=course)
+    config_file = course / "nbgrader_config.py"
+    room = Classroom(course.parent, args.gradebook or None, course=course,
+                     config_file=config_file if config_file.is_file() else None)
+    if not (room.course / "submitted").is_dir():
+        raise RlprepError(f"{room.course} has no submitted/ folder", "pass the course folder nbgrader collected into")
+    check_reachable(room.db_url, must_exist=True)
     run = autograde_lab(room, args.lab, args.jobs)
     for refusal in run.refused:
         print(f"error: {refusal.problem}\nfix: {refusal.fix}", file=sys.stderr)
+    for line in run.restored:
+        print(f"warning: nbgrader lost a manual grade or comment, written back: {line}", file=sys.stderr)
     rate = 60.0 * len(run.graded) / max(run.seconds, 1e-9)
     print(f"autograde {args.lab}: {len(run.graded)} graded, {len(run.refused)} refused (kept in submitted/), "
-          f"{rate:.1f} submissions/minute with {args.jobs} process(es)")
+          f"{rate:.1f} submissions/minute with {args.jobs} process(es); {run.manual_kept} manual grades and "
+          f"comments kept")
     return 2 if run.refused else 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from rlprep.errors import RlprepError
 
@@ -30,10 +31,21 @@ def _engine(url: str):
             from err
 
 
-def check_reachable(url: str) -> str:
-    """Connect once; return :func:`describe`'s text, or raise RlprepError saying why the server cannot be reached."""
+def sqlite_file(url: str) -> Path | None:
+    """The file of a ``sqlite:///PATH[?query]`` URL, or None for any other URL."""
+    return Path(url[len("sqlite:///"):].split("?", 1)[0]) if url.startswith("sqlite:///") else None
+
+
+def check_reachable(url: str, must_exist: bool = False) -> str:
+    """Connect once; return :func:`describe`'s text, or raise RlprepError saying why the server cannot be reached.
+
+    ``must_exist``: a SQLite gradebook file must be there already (connecting would create an empty one)."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    path = sqlite_file(url)
+    if must_exist and path is not None and not path.is_file():
+        raise RlprepError(f"no gradebook at {path}", "run nbgrader generate_assignment LAB there first, or pass "
+                                                     "--gradebook URL (or set RLPREP_GRADEBOOK_URL)")
     engine = _engine(url)
     try:
         with engine.connect():

@@ -84,12 +84,15 @@ def test_recorded_threads_note_quotes_the_record_and_its_verdict_follows_the_fig
     v = rec["values"]
     assert f"{v['norm_1_thread']:.2f} ({v['norm_1_thread_min']:.2f}" in note
     assert f"{v['cached_gbs']:.1f}" in note and f"{v['runs']} runs" in note
-    # logistics (date, load) go to the Reproducibility note, not into the answer
-    assert rec["date"] not in note and "load average" not in note
+    # logistics (date, machine, load, sharing) go to the Reproducibility note, not into the evidence (round7f, W33)
+    assert rec["date"] not in note and "load average" not in note and rec["machine"] not in note
+    assert "shared with other jobs" not in note and "busy with other" not in note
+    assert rec["machine"] in demo.recorded_conditions(rec)
     assert rec["date"] in demo.recorded_conditions(rec) and f"{v['load_avg_1min'][0]:.1f}" in demo.recorded_conditions(rec)
     flat = dict(v, norm_1_over_default_min=0.97, norm_1_over_default_max=1.04, two_threads_over_one_min=0.95)
     assert "do not speed this call up" in demo.recorded_threads_note(dict(rec, values=flat))
-    assert "no faster on this machine. That is not a general law" in demo.recorded_threads_note(dict(rec, values=flat))
+    assert "no faster on this machine (its load is in the Reproducibility note). That is not a general law" in \
+        demo.recorded_threads_note(dict(rec, values=flat))
     assert "one core already draws" not in demo.recorded_threads_note(dict(rec, values=flat))
     helped = dict(flat, norm_1_over_default_min=1.6, norm_1_over_default_max=1.9, two_threads_over_one_min=0.6)
     text = demo.recorded_threads_note(dict(rec, values=helped))

@@ -199,7 +199,8 @@ def recorded_threads_note(record: dict | None = None) -> str:
     """Markdown for notebook 12: did threads help the 4K scan on the recording machine, and why? Every figure comes
     from the record (``records/lab08_image_diff.json``: medians over its runs, min-max in brackets); each verdict
     follows from those figures (a ratio whose runs all stay below 1.1 is "no slower") and is scoped to that machine.
-    The run's date, machine and load are in :func:`recorded_conditions`, for the notebook's Reproducibility note."""
+    The run's date, machine and load stay out of it: they are in :func:`recorded_conditions`, for the notebook's
+    Reproducibility note."""
     from rlprep import records
 
     rec = record or records.load(RECORD)
@@ -214,16 +215,15 @@ def recorded_threads_note(record: dict | None = None) -> str:
     else:
         norm_text = f"{quoted(v, 'norm_1_over_default')}× the default's time: within the noise of these runs"
     if two_ratio >= 0.9:
-        two_text = ("no faster on this machine. That is not a general law: with its cores already busy with other "
-                    "jobs (Reproducibility note), the second thread mostly waits for a core, and the one-thread read "
-                    "rate above is several times below what one idle core streams; on an idle multi-core machine "
-                    "row bands scale until the memory controllers saturate")
+        two_text = ("no faster on this machine (its load is in the Reproducibility note). That is not a general law: "
+                    "the one-thread read rate above is several times below what one idle core streams, and on an "
+                    "idle multi-core machine row bands scale until the memory controllers saturate")
     else:
         two_text = (f"{quoted(v, 'two_threads_over_one')}× the one-thread time: a second core adds bandwidth one "
                     "core cannot draw alone")
     return (
         f"Measured with the reference on the {v['width']} × {v['height']} × 3 pair on the course's recording machine "
-        f"({rec['profile']} profile, {rec['machine']}, shared with other jobs; {v['runs']} runs of "
+        f"({rec['profile']} profile; {v['runs']} runs of "
         f"{v['repeats']} calls each; medians over the runs, min–max in brackets).\n\n"
         f"- `cv2.norm(a, b, NORM_INF)` over the identical pair: {quoted(v, 'norm_default_threads')} ms with OpenCV's "
         f"default {v['opencv_threads']} threads, {quoted(v, 'norm_1_thread')} ms with `cv2.setNumThreads(1)`: "

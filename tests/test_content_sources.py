@@ -184,3 +184,78 @@ def test_logistics_detector_flags_answers_and_spares_the_note():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_measurement_logistics_sit_only_in_the_reproducibility_note(path):
     assert logistics_outside_reproducibility(nbformat.read(path, as_version=4)) == []
+
+
+# The course's internals stay out of the answers (issue #17, review round 8). A learner rehearses the short answer, the
+# full answer, the misconceptions and the bank's key points, follow-ups and 面试口述版 for an interview, where "the
+# course's test suite checks it", "our trainer's warm start", a side script or `rlprep.x.y` mean nothing. Evidence cells
+# may name the API the learner calls; the test suite, side scripts and trainer warm-start logistics appear nowhere.
+ANSWER_LAYERS = ("#### Short answer", "#### Full answer", "#### Misconceptions")
+_LAYER_HEADINGS = ANSWER_LAYERS + ("#### Evidence you can run", "#### 面试口述版")
+_INTERNALS_ANYWHERE = re.compile(
+    r"\b(?:the course's|this course's|our)(?: own| slow)? tests?\b(?: suite)?"
+    r"|not part of the notebook|\bside script|\btrainer's (?:own )?(?:\w+ )?warm[- ]start"
+    r"|本课程|这门课的|本节(?:的)?(?:第.个)?(?:实验|运行)",
+    re.IGNORECASE,
+)
+_INTERNALS_IN_ANSWERS = re.compile(
+    r"\brlprep\.[a-z_]+|\bour (?:trainers?|pipeline)\b|\bthe course's own (?:pipeline|trainer)\b|\bthis section's\b"
+    r"|\bthis course's\b",
+    re.IGNORECASE,
+)
+
+
+def course_internals(text: str, answer_layer: bool) -> list[str]:
+    """Every place where ``text`` names the course's internals; module paths count only inside an answer layer."""
+    hits = [m.group(0) for m in _INTERNALS_ANYWHERE.finditer(text)]
+    return hits + ([m.group(0) for m in _INTERNALS_IN_ANSWERS.finditer(text)] if answer_layer else [])
+
+
+def layered_markdown(nb):
+    """(layer heading or None, cell) for each markdown cell; a layer runs until the next layer or section heading."""
+    layer = None
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        first = cell.source.lstrip().split("\n", 1)[0]
+        if first.startswith(("# ", "## ", "### ")):
+            layer = None
+        layer = next((h for h in _LAYER_HEADINGS if first.startswith(h)), layer)
+        yield layer, cell
+
+
+def test_internals_detector_flags_the_reviewed_forms_and_spares_the_rest():
+    assert course_internals("the course's slow test suite checks the KD direction", False) == [
+        "the course's slow test suite"]
+    assert course_internals("A run (a script with the same budgets, not part of the notebook)", False) == [
+        "not part of the notebook"]
+    assert course_internals("This is not the GRPO trainer's own cpu warm start", False) == [
+        "trainer's own cpu warm start"]
+    assert course_internals("computed exactly (`rlprep.distillation.reverse_kl_per_token`)", True) == [
+        "rlprep.distillation"]
+    assert course_internals("实现上（TRL、本课程的 generalized_jsd_per_token）", True) == ["本课程"]
+    # the API named in an evidence cell, and a repository's own tests in a code-RL answer, are not internals
+    assert course_internals("`rlprep.demos.code_reward` trains the toy", False) == []
+    assert course_internals("the reward is the repository's test suite after the final patch", True) == []
+
+
+def test_notebook_answers_never_name_the_course_internals():
+    found = {}
+    for path in NOTEBOOKS:
+        for layer, cell in layered_markdown(nbformat.read(path, as_version=4)):
+            hits = course_internals(cell.source, answer_layer=layer in ANSWER_LAYERS)
+            if hits:
+                found[f"{path.name}#{cell.id}"] = hits
+    assert found == {}
+
+
+def test_bank_answers_never_name_the_course_internals(monkeypatch):
+    found = {}
+    for qid, question in _bank(monkeypatch).items():
+        for field, text in _learner_texts(question):
+            if field.startswith("sources"):  # a source line may name the course's reference code (rule 1 above)
+                continue
+            hits = course_internals(text, answer_layer=True)
+            if hits:
+                found.setdefault(qid, []).append((field, hits))
+    assert found == {}

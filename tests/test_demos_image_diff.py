@@ -91,12 +91,40 @@ def test_recorded_threads_note_quotes_the_record_and_its_verdict_follows_the_fig
     assert rec["date"] in demo.recorded_conditions(rec) and f"{v['load_avg_1min'][0]:.1f}" in demo.recorded_conditions(rec)
     flat = dict(v, norm_1_over_default_min=0.97, norm_1_over_default_max=1.04, two_threads_over_one_min=0.95)
     assert "do not speed this call up" in demo.recorded_threads_note(dict(rec, values=flat))
-    assert "no faster on this machine (its load is in the Reproducibility note). That is not a general law" in \
+    assert "no faster on this machine (its load is printed below). That is not a general law" in \
         demo.recorded_threads_note(dict(rec, values=flat))
     assert "one core already draws" not in demo.recorded_threads_note(dict(rec, values=flat))
     helped = dict(flat, norm_1_over_default_min=1.6, norm_1_over_default_max=1.9, two_threads_over_one_min=0.6)
     text = demo.recorded_threads_note(dict(rec, values=helped))
     assert "OpenCV's threads matter" in text and "a second core adds bandwidth" in text
+
+
+def test_threads_evidence_states_the_general_finding_and_leaves_the_figures_to_the_reproducibility_note():
+    import re
+    from pathlib import Path
+
+    import nbformat
+
+    from rlprep import records
+    from rlprep.demos import image_diff as demo
+
+    rec = records.load(demo.RECORD)
+    v = rec["values"]
+    finding = demo.threads_finding(rec)
+    # no machine figure in the answer section (round9f, W33): no unit, and none of the record's values
+    assert not re.search(r"\d\s*(ms|GB/s|×)", finding)
+    floats = [x for x in v.values() if isinstance(x, float)]
+    assert not any(f"{x:.2f}" in finding or f"{x:.1f}" in finding for x in floats)
+    assert "setNumThreads` does not change" in finding and "bound by the bytes it fetches" in finding
+    # each sentence follows the record: ratios that say otherwise change the text
+    busy = dict(v, norm_1_over_default_min=1.5, norm_1_over_default_max=1.8, cached_over_read_min=1.2)
+    other = demo.threads_finding(dict(rec, values=busy))
+    assert "sped `cv2.norm(a, b, NORM_INF)` up" in other and "do not show a memory-bound pass" in other
+    # the notebook prints the finding in evidence (d) and the machine's figures only in its Reproducibility note
+    nb = nbformat.read(Path(__file__).parents[1] / "notebooks" / "12_image_diff.ipynb", as_version=4)
+    cells = {c.id: c.source for c in nb.cells}
+    assert "threads_finding()" in cells["w33-bench-recorded"] and "recorded_threads_note" not in cells["w33-bench-recorded"]
+    assert "recorded_threads_note()" in cells["reproducibility-conditions"]
 
 
 # W33 depth checks (notebook 12) ---------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ def compute_gae(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
 
     Schulman et al. 2015, "High-Dimensional Continuous Control Using Generalized Advantage Estimation"
     (arXiv 1506.02438), Eq. 16: A_t = sum_l (gamma*lam)^l delta_{t+l}, with the TD residual
-    delta_t = r_t + gamma * V(s_{t+1}) - V(s_t) (Eq. 10), computed backwards as
+    delta_t = r_t + gamma * V(s_{t+1}) - V(s_t) (Sec. 3, above Eq. 10), computed backwards as
     A_t = delta_t + gamma * lam * A_{t+1}. The sum stops at an episode end.
 
     Args:
@@ -67,7 +67,7 @@ def gae_scan(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
     values = np.asarray(values, dtype=np.float64)
     nonterminal = 1.0 - np.asarray(dones, dtype=np.float64)  # (T,)
     next_values = np.append(values[1:], last_value)  # (T,) V(s_{t+1}); V(s_T) = last_value
-    delta = rewards + gamma * next_values * nonterminal - values  # (T,) Eq. 10
+    delta = rewards + gamma * next_values * nonterminal - values  # (T,) Sec. 3
     c, d = gamma * lam * nonterminal, delta  # (T,) the map A_t = d_t + c_t A_{t+1}
     levels = []
     while len(d) > 1:  # up-sweep: compose the maps of steps (2j, 2j+1); an odd last one stays as it is

@@ -3,7 +3,7 @@
 GAE (Schulman et al. 2015, arXiv 1506.02438), Eqs. 11-16. For a segment of T steps with no episode end inside
 it and V(s_T) = ``last_value`` bootstrapping the cut:
 
-    delta_t   = r_t + gamma V(s_{t+1}) - V(s_t)                          (Eq. 10)
+    delta_t   = r_t + gamma V(s_{t+1}) - V(s_t)                          (Sec. 3; Eq. 10: unbiased if V = V^pi)
     A_t^(n)   = sum_{l<n} gamma^l r_{t+l} + gamma^n V(s_{t+n}) - V(s_t) = sum_{l<n} gamma^l delta_{t+l}   (Eq. 11-14)
     A_t^GAE   = (1 - lam) sum_{n>=1} lam^(n-1) A_t^(n) = sum_l (gamma lam)^l delta_{t+l}                 (Eq. 16)
 

@@ -197,3 +197,12 @@ def test_text_quotes_the_record_its_demo_writes(name):
     assert (ROOT / "records" / f"{record}.json").is_file(), f"run python -m {DEMO_RECORDS[name]} --record"
     markdown = "\n".join(c.source for c in source(name).cells if c.cell_type == "markdown")
     assert f"{{{{ results.{record}." in markdown, f"{name}'s text quotes no figure of records/{record}.json"
+
+
+def test_a_placeholder_indexes_a_recorded_per_seed_list():
+    """Per-seed figures (lab 4's KL per seed) are quoted by index; an index past the list is an unknown name."""
+    values = {"results": {"sweep": {"kl_seeds": [17.456, 0.506, 0.424]}}}
+    text = "KL {{ results.sweep.kl_seeds.0:.2f }}, {{ results.sweep.kl_seeds.2:.2f }}"
+    assert templating.render_text(text, values, code=False, where="cell x") == "KL 17.46, 0.42"
+    with pytest.raises(Exception, match="kl_seeds.3"):
+        templating.render_text("{{ results.sweep.kl_seeds.3 }}", values, code=False, where="cell x")

@@ -63,11 +63,13 @@ def _nested(arr: np.ndarray) -> str:
 
 
 def lookup(values: dict, dotted: str):
-    """``values["a"]["b"]`` for ``"a.b"`` (dict keys or attributes)."""
+    """``values["a"]["b"]`` for ``"a.b"`` (dict keys or attributes; a digit indexes a list: ``"a.0"``)."""
     node = values
     for part in dotted.split("."):
         if isinstance(node, Mapping) and part in node:
             node = node[part]
+        elif isinstance(node, (list, tuple)) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]  # a recorded per-seed list: ``results.<record>.<key>_seeds.0``
         elif not isinstance(node, Mapping) and hasattr(node, part):
             node = getattr(node, part)
         else:

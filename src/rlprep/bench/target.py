@@ -64,6 +64,7 @@ def run_ours(policy, tok, task, examples, start: float, target: float, seconds: 
 
     from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
     from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer
+    from rlprep.trainers.sequences import adamw
 
     fields = dict(prompts_per_step=N, group_size=G, max_new_tokens=C, lr=LR, beta=0.0, log_kl=False)
     cfg = GRPOConfig(profile="smoke", steps=10**6, eval_size=1, device=str(device), seed=seed,
@@ -72,7 +73,7 @@ def run_ours(policy, tok, task, examples, start: float, target: float, seconds: 
     opt = dict(optimizer or {})
     warmup = opt.pop("warmup_steps", 0)
     if opt:
-        trainer.optimizer = torch.optim.AdamW(trainer.policy.parameters(), lr=cfg.lr, **{"weight_decay": 0.0, **opt})
+        trainer.optimizer = adamw(trainer.policy.parameters(), lr=cfg.lr, **opt)
     if warmup:
         sched = torch.optim.lr_scheduler.LambdaLR(trainer.optimizer, lambda s: min(1.0, (s + 1) / warmup))
     train_s, steps, acc, curve = 0.0, 0, start, []
@@ -198,10 +199,10 @@ def main(argv=None) -> int:
     start = evaluate_accuracy(policy, tok, task, examples, C)
     common = dict(eval_every=args.eval_every, max_steps=args.max_steps)
     if args.trainer == "ours":
-        run = run_ours(policy, tok, task, examples, start, start + args.points / 100, float("inf"), args.seed,
+        run = run_ours(policy, tok, task, examples, start, start + args.points / 100, 1e9, args.seed,
                        torch.device("cpu"), overrides=change.get("cfg"), optimizer=change.get("opt"), **common)
     else:
-        run = run_trl(policy, tok, task, examples, start, start + args.points / 100, float("inf"), args.seed,
+        run = run_trl(policy, tok, task, examples, start, start + args.points / 100, 1e9, args.seed,
                       torch.device("cpu"), **common, **change.get("trl", {}))
     line = json.dumps({"trainer": args.trainer, "seed": args.seed, "profile": profile.name, "warm_start": what,
                        "start": start, "points": args.points, "change": change, **run})

@@ -31,8 +31,8 @@ import torch
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile
 from rlprep.trainers.config import TrainerConfig
-from rlprep.trainers.sequences import (completion_logprobs, forward_logits, frozen_copy, held_out_prompts, pad_id,
-                                       pad_left, reference, start_policy, tokenize_pairs, unwrap_model)
+from rlprep.trainers.sequences import (adamw, completion_logprobs, forward_logits, frozen_copy, held_out_prompts,
+                                       pad_id, pad_left, reference, start_policy, tokenize_pairs, unwrap_model)
 
 SWEEP_BETAS = (0.01, 0.05, 0.1, 0.5, 1.0)
 
@@ -104,7 +104,7 @@ class DPOTrainer:
         self.reference = frozen_copy(self.policy)
         self.sequence_logprobs = sequence_logprobs or reference("dpo", "sequence_logprobs")
         self.dpo_loss = dpo_loss or reference("dpo", "dpo_loss")
-        self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)
+        self.optimizer = adamw(self.policy.parameters(), lr=config.lr)
         self.pairs = self.task.preference_pairs(config.n_train_pairs, split="train", seed=config.seed)
         self.order = np.random.default_rng(config.seed).permutation(len(self.pairs))
         max_length = unwrap_model(self.policy).config.n_positions

@@ -32,6 +32,17 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def adamw(params, lr: float, weight_decay: float = 0.0, **kwargs) -> torch.optim.AdamW:
+    """AdamW (Loshchilov & Hutter 2019, arXiv 1711.05101, Alg. 2) with torch's fused kernel: one kernel updates every
+    parameter, where the default CPU path loops over the tensors in Python. The update rule is the same; it is what
+    TRL's trainers use (transformers' ``optim="adamw_torch_fused"``, its default with torch >= 2.8)."""
+    params = list(params)
+    try:
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=True, **kwargs)
+    except (RuntimeError, ValueError):  # a device or dtype without the fused kernel
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, **kwargs)
+
+
 def autocast(device: torch.device | str):
     """bf16 autocast on CUDA; a no-op context elsewhere (CPU bf16 is slower than fp32 at this size)."""
     device = torch.device(device)

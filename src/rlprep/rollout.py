@@ -85,7 +85,8 @@ def _left_pad(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor
 @torch.no_grad()
 def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperature: float = 1.0,
              seed: int | None = None) -> Rollout:
-    """Sample one completion per prompt, batched, with the KV cache; stop each row at eos.
+    """Sample one completion per prompt, batched, with the KV cache; stop each row at eos (a row that has emitted
+    eos leaves the batch and the cache, so later steps compute only the rows still sampling).
 
     Args:
         model: a causal LM (``GPT2LMHeadModel``); its mode is left as is (use eval mode for sampling).
@@ -133,7 +134,7 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
     masks = torch.zeros((batch, max_new_tokens), dtype=torch.long, device=device)  # (B, max_new)
     # The model's batch holds only the rows that have not emitted eos ("compaction"): `rows` maps it back to B.
     # model.generate keeps computing finished rows as padding; dropping them from the batch and the KV cache
-    # saves those forward passes (docs/benchmarks-notes.md, "Rollout sampler").
+    # saves those forward passes (docs/benchmarks-notes.md, issue 21's section).
     rows = torch.arange(batch, device=device)  # (b,)
     attention_mask = prompt_mask  # (b, L): the live rows' mask, one column longer each step
     position_ids = position_ids_from_mask(prompt_mask)  # (b, P), then (b, 1): each row's next position

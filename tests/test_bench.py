@@ -211,3 +211,57 @@ def test_module_entry_point_runs_like_the_cli_command(tmp_path):
     report = json.loads((tmp_path / "benchmarks.json").read_text())
     assert report["command"] == f"python -m rlprep bench --only tests --out {tmp_path}"
     assert set(report["sections"]) == {"tests"} and (tmp_path / "benchmarks.md").exists()
+
+
+def test_time_to_target_counts_the_first_evaluation_at_target_and_the_dip():
+    from rlprep.bench.target import spread, summarise
+
+    curve = [[10, 1.0, 0.50], [20, 2.0, 0.41], [30, 3.0, 0.62], [40, 4.0, 0.70], [50, 5.0, 0.75]]
+    run = summarise(curve, start=0.48, target=0.70, seconds=60.0)
+    assert (run["reached"], run["steps"], run["train_s"]) == (True, 40, 4.0)  # the first hit, not the last row
+    assert run["dip"] == pytest.approx(0.41 - 0.48)
+    missed = summarise(curve[:3], start=0.48, target=0.70, seconds=3.0)
+    assert (missed["reached"], missed["steps"], missed["train_s"]) == (False, 30, 3.0)  # counted at its bound
+    both = spread([run, missed, summarise(curve, 0.48, 0.62, 60.0)])
+    assert both["reached"] == 2 and both["seeds"] == 3
+    assert both["steps"] == {"median": 30, "min": 30, "max": 40}
+
+
+def test_target_report_gives_medians_spread_and_every_seed():
+    run = {"reached": True, "steps": 200, "train_s": 50.0, "dip": -0.02}
+    slow = {"reached": False, "steps": 400, "train_s": 240.0, "dip": 0.01}
+    stats = {"reached": 1, "seeds": 2, "steps": {"median": 300, "min": 200, "max": 400},
+             "train_s": {"median": 145.0, "min": 50.0, "max": 240.0}, "dip": {"median": -0.005, "min": -0.02,
+                                                                                "max": 0.01}}
+    report = {"command": "python -m rlprep bench", "profile": "smoke", "wall_s": 1.0, "notes": [],
+              "machine": {"date_utc": "2026-12-01 04:00 UTC", "cpu_count": 2, "cpu": "x86_64", "device": "cpu",
+                          "torch": "2"},
+              "sections": {"target": {"start_accuracy": 0.5, "target_accuracy": 0.75, "bound_s": 240.0, "points": 25,
+                                      "eval_prompts": 200, "setting": "8x8", "warm_start": "sft_stop_accuracy=0.5",
+                                      "ours": {"runs": [run, slow], **stats}, "trl": {"runs": [slow, run], **stats},
+                                      "trl_over_ours_train_s": 1.0, "trl_over_ours_steps": 1.0}}}
+    md = bench_report.render_markdown(report)
+    assert "| ours | 1/2 | 300 (200-400) | 145.0 (50.0-240.0) |" in md
+    assert "| 0 | 200 | 50.0 | 400 | not reached in 240 s |" in md and "1.00x" in md
+
+
+def test_interleaved_timer_times_one_of_our_steps_after_each_trl_step():
+    from rlprep.bench.steps import interleaved_timer
+
+    calls = []
+    timer = interleaved_timer(lambda: calls.append("ours") or {"n": len(calls)}, torch.device("cpu"))
+    for _ in range(3):
+        timer.on_step_begin(None, None, None)
+        calls.append("trl")
+        timer.on_step_end(None, None, None)
+    assert calls == ["trl", "ours"] * 3
+    assert len(timer.trl_times) == len(timer.ours_times) == 3 and [m["n"] for m in timer.ours_metrics] == [2, 4, 6]
+
+
+def test_a_run_of_some_sections_keeps_the_others_with_their_date(tmp_path):
+    stored = {"machine": {"date_utc": "2026-11-30 08:24 UTC"}, "sections": {"steps": {"old": 1}, "target": {"t": 1}}}
+    (tmp_path / "benchmarks.json").write_text(json.dumps(stored))
+    report = {"sections": {"steps": {"new": 1}}}
+    bench_report.carry_over(report, tmp_path)
+    assert report["sections"] == {"steps": {"new": 1}, "target": {"t": 1}}  # the measured one wins
+    assert report["carried_over"] == {"target": "2026-11-30 08:24 UTC"}

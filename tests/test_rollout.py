@@ -152,3 +152,30 @@ def test_kv_cache_keyword_follows_the_installed_transformers(tiny):
     assert kv_cache_name(New()) == "cache" and kv_cache_name(Wrapper(New())) == "cache"
     model, _ = tiny
     assert kv_cache_name(model) in inspect.signature(model.forward).parameters
+
+
+def test_rows_that_emitted_eos_leave_the_batch_and_the_rest_score_as_before(tiny):
+    """Compaction: once a row has emitted eos the sampler stops computing it (model.generate keeps it as padding);
+    the remaining rows' positions and KV cache must still be theirs, so their log-probs equal teacher forcing."""
+    model, tokenizer = tiny
+    eos = tokenizer.eos_token_id
+    batch_sizes = []
+    hook = model.register_forward_pre_hook(lambda mod, args, kwargs: batch_sizes.append(kwargs["input_ids"].shape[0]),
+                                           with_kwargs=True)
+    with torch.no_grad():  # make eos likely so that rows end at different steps
+        model.transformer.wte.weight[eos] += 0.6 * model.transformer.wte.weight.abs().mean()
+    try:
+        rollout = generate(model, tokenizer, ["a", "bb", "ccc", "07+45="] * 6, max_new_tokens=20, temperature=1.0,
+                           seed=3)
+        hook.remove()
+        with torch.no_grad():
+            scored = token_logprobs(model, rollout.input_ids, rollout.attention_mask)  # (B, L-1)
+    finally:
+        hook.remove()
+        with torch.no_grad():
+            model.transformer.wte.weight[eos] -= 0.6 * model.transformer.wte.weight.abs().mean()
+    alive_at_step = [int(rollout.completion_mask[:, t].sum()) for t in range(rollout.completion_mask.shape[1])]
+    assert batch_sizes == alive_at_step  # each forward sees exactly the rows still sampling
+    assert batch_sizes[-1] < batch_sizes[0]
+    completion_scores = scored[:, rollout.prompt_len - 1:] * rollout.completion_mask  # (B, C)
+    assert torch.allclose(completion_scores, rollout.logprobs, atol=1e-5, rtol=0)

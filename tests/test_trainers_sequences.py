@@ -65,3 +65,54 @@ def test_truncated_rows():
     ids = torch.tensor([[5, 1, 0], [5, 6, 7], [1, 0, 0]])
     mask = torch.tensor([[1, 1, 0], [1, 1, 1], [1, 0, 0]])
     assert truncated_rows(ids, mask, eos_id=1).tolist() == [False, True, False]
+
+
+def test_training_forward_builds_no_kv_cache(tiny):
+    """A teacher-forced forward scores every position at once: a KV cache would be built and thrown away."""
+    from rlprep.trainers.sequences import forward_logits
+
+    model, tok = tiny
+    seen = []
+    hook = model.register_forward_pre_hook(lambda mod, args, kwargs: seen.append(kwargs.get("use_cache")),
+                                           with_kwargs=True)
+    try:
+        ids, attn, _ = encode_pairs(tok, ["ab", "abcd"], ["x", "yz"], "cpu")
+        forward_logits(model, ids, attn, 3)
+    finally:
+        hook.remove()
+    assert seen == [False]
+
+
+def test_pad_left_of_pretokenized_rows_equals_encode_pairs(tiny):
+    from rlprep.trainers.sequences import pad_id, pad_left, tokenize_pairs
+
+    _, tok = tiny
+    prompts, completions = ["ab", "abcd", "x"], ["x", "yz", ""]
+    rows, lens = tokenize_pairs(tok, prompts, completions)
+    assert rows[1] == tok("abcd", add_special_tokens=False)["input_ids"] + tok("yz", add_special_tokens=False)[
+        "input_ids"] + [tok.eos_token_id] and lens == [2, 3, 1]
+    order = [2, 0]  # any subset, in any order, pads like encoding those rows directly
+    got = pad_left([rows[i] for i in order], [lens[i] for i in order], pad_id(tok), "cpu")
+    want = encode_pairs(tok, [prompts[i] for i in order], [completions[i] for i in order], "cpu")
+    assert all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+def test_fused_adamw_takes_the_same_steps_as_the_plain_one():
+    from rlprep.trainers.sequences import adamw
+
+    torch.manual_seed(0)
+    plain_model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    fused_model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    fused_model.load_state_dict(plain_model.state_dict())
+    plain = torch.optim.AdamW(plain_model.parameters(), lr=1e-2, weight_decay=0.0)
+    fused = adamw(fused_model.parameters(), lr=1e-2)
+    assert fused.defaults["fused"] is True  # this torch has the CPU kernel
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    for _ in range(5):
+        for model, opt in ((plain_model, plain), (fused_model, fused)):
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+    for a, b in zip(plain_model.parameters(), fused_model.parameters()):
+        assert torch.allclose(a, b, atol=1e-6)
+    assert not torch.allclose(plain_model[0].weight, torch.nn.Linear(4, 8).weight)  # it did move

@@ -85,7 +85,8 @@ def _left_pad(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor
 @torch.no_grad()
 def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperature: float = 1.0,
              seed: int | None = None) -> Rollout:
-    """Sample one completion per prompt, batched, with the KV cache; stop each row at eos.
+    """Sample one completion per prompt, batched, with the KV cache; stop each row at eos (a row that has emitted
+    eos leaves the batch and the cache, so later steps compute only the rows still sampling).
 
     Args:
         model: a causal LM (``GPT2LMHeadModel``); its mode is left as is (use eval mode for sampling).
@@ -127,38 +128,48 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
 
     autocast_ctx = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda"
                     else contextlib.nullcontext())
-    attention_mask = prompt_mask
-    step_ids = input_ids  # what the next forward consumes: the whole prompt first, then one token
-    past = None
     cache_name = kv_cache_name(model)
-    alive = torch.ones(batch, dtype=torch.bool, device=device)  # (B,) rows that have not emitted eos
-    tokens, logps, masks = [], [], []
-    for _ in range(max_new_tokens):
-        position_ids = position_ids_from_mask(attention_mask)[:, -step_ids.shape[1]:]  # (B, step)
+    tokens = torch.full((batch, max_new_tokens), pad, dtype=torch.long, device=device)  # (B, max_new)
+    logps = torch.zeros((batch, max_new_tokens), dtype=torch.float32, device=device)  # (B, max_new)
+    masks = torch.zeros((batch, max_new_tokens), dtype=torch.long, device=device)  # (B, max_new)
+    # The model's batch holds only the rows that have not emitted eos ("compaction"): `rows` maps it back to B.
+    # model.generate keeps computing finished rows as padding; dropping them from the batch and the KV cache
+    # saves those forward passes (docs/benchmarks-notes.md, issue 21's section).
+    rows = torch.arange(batch, device=device)  # (b,)
+    attention_mask = prompt_mask  # (b, L): the live rows' mask, one column longer each step
+    position_ids = position_ids_from_mask(prompt_mask)  # (b, P), then (b, 1): each row's next position
+    next_position = prompt_mask.sum(-1, keepdim=True)  # (b, 1) position of the first completion token
+    step_ids = input_ids  # what the next forward consumes: the whole prompt first, then one token
+    past, n_steps = None, 0
+    for t in range(max_new_tokens):
         with autocast_ctx:  # bf16 on CUDA (the trainers' forward passes use the same autocast), no-op on CPU
             out = model(input_ids=step_ids, attention_mask=attention_mask, position_ids=position_ids,
                         use_cache=True, logits_to_keep=1, **{cache_name: past})
         past = getattr(out, cache_name)  # the KV cache
-        logits = out.logits[:, -1, :].float()  # (B, V)
+        logits = out.logits[:, -1, :].float()  # (b, V)
         if temperature == 0:
             logp_all = F.log_softmax(logits, dim=-1)
-            token = logp_all.argmax(-1)  # (B,)
+            token = logp_all.argmax(-1)  # (b,)
         else:
             logp_all = F.log_softmax(logits / temperature, dim=-1)
-            token = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)  # (B,)
-        logp = logp_all.gather(-1, token[:, None]).squeeze(-1)  # (B,)
-        token = torch.where(alive, token, torch.full_like(token, pad))
-        tokens.append(token)
-        logps.append(torch.where(alive, logp, torch.zeros_like(logp)))
-        masks.append(alive.long())
-        alive = alive & (token != eos)
-        attention_mask = torch.cat([attention_mask, masks[-1][:, None]], dim=1)  # (B, L+1)
-        step_ids = token[:, None]  # (B, 1)
-        if not alive.any():
-            break
+            token = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)  # (b,)
+        tokens[rows, t] = token
+        logps[rows, t] = logp_all.gather(-1, token[:, None]).squeeze(-1)
+        masks[rows, t] = 1
+        n_steps = t + 1
+        alive = token != eos  # (b,)
+        if not alive.all():  # drop the rows that just emitted eos from the batch and the cache
+            keep = alive.nonzero().squeeze(-1)  # (b',)
+            if len(keep) == 0:
+                break
+            past.reorder_cache(keep)
+            rows, token, next_position = rows[keep], token[keep], next_position[keep]  # (b',), (b',), (b', 1)
+            attention_mask = attention_mask[keep]  # (b', L)
+        attention_mask = torch.cat([attention_mask, attention_mask.new_ones((len(rows), 1))], dim=1)  # (b, L+1)
+        position_ids = next_position + t  # (b, 1)
+        step_ids = token[:, None]  # (b, 1)
 
-    completion_ids = torch.stack(tokens, dim=1)  # (B, C)
-    completion_mask = torch.stack(masks, dim=1)  # (B, C)
+    completion_ids, completion_mask = tokens[:, :n_steps], masks[:, :n_steps]  # (B, C)
     kept = [[t for t, m in zip(row, mask) if m and t != eos]
             for row, mask in zip(completion_ids.tolist(), completion_mask.tolist())]
     texts = tokenizer.batch_decode(kept, skip_special_tokens=True)  # one batched call
@@ -168,7 +179,7 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
         prompt_len=prompt_len,
         completion_ids=completion_ids,
         completion_mask=completion_mask,
-        logprobs=torch.stack(logps, dim=1),
+        logprobs=logps[:, :n_steps],
         texts=texts,
         prompts=list(prompts),
     )

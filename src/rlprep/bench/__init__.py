@@ -4,8 +4,9 @@ Sections (each can be run alone with ``--only``), one module each:
 
 * ``steps``   (:mod:`.steps`) - steps/s and completion tokens/s of our GRPO and DPO steps vs TRL's
   GRPOTrainer/DPOTrainer on the same model, batch and data (medians over ``--repeats`` timed steps after warm-up);
-* ``target``  (:mod:`.target`) - wall time until GRPO lifts held-out accuracy to a target, ours vs TRL's, bounded
-  by ``--target-seconds`` (evaluation time is excluded from both clocks; "not reached in N s" is reported as such);
+* ``target``  (:mod:`.target`) - steps and wall time until GRPO lifts held-out accuracy 25 points from the SFT start
+  (cpu profile), ours vs TRL's, 3 seeds each (medians and spread), each run bounded by ``--target-seconds``
+  (evaluation time is excluded from both clocks; "not reached in N s" is reported as such);
 * ``rollout`` (:mod:`.generation`) - generation tokens/s of :func:`rlprep.rollout.generate` vs ``model.generate``;
 * ``grading`` (:mod:`.grading`) - seconds of ``rlprep grade`` per ``solutions/*/*.ipynb``;
 * ``classroom`` (:mod:`.classroom`) - submissions per minute of ``rlprep classroom autograde`` with 1 and 2
@@ -55,11 +56,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "classroom: submissions/minute of `rlprep classroom autograde` with 1 and 2 processes "
                              "on 4 simulated students x lab01_gae (2 with --quick), grades checked against the "
                              "serial run's; with --gpu also labs, without classroom")
-    parser.add_argument("--profile", default=None, help="model profile for the CPU half (default: smoke)")
+    parser.add_argument("--profile", default=None,
+                        help="model profile for the CPU half (default: smoke; the target section uses cpu unless "
+                             "--quick)")
     parser.add_argument("--repeats", type=int, default=None, help="timed steps per measurement (median)")
-    parser.add_argument("--target-seconds", type=float, default=None, help="wall-time bound per time-to-target run")
+    parser.add_argument("--target-seconds", type=float, default=None,
+                        help="wall-time bound per time-to-target run (default 240 s; quick 30)")
     parser.add_argument("--target-points", type=float, default=None,
-                        help="accuracy target = start accuracy + this many points (default 10, quick 5)")
+                        help="accuracy target = start accuracy + this many points (default 25, quick 5, --gpu 15)")
     parser.add_argument("--out", default=None,
                         help="output folder (default: docs/ of the repository; with --gpu, $OUT when it is set)")
     parser.add_argument("--budget-seconds", type=float, default=None,
@@ -96,8 +100,9 @@ def run(args) -> int:
     schedule.run("steps", lambda: bench_steps(profile, device, plan.repeats, plan.warmup, schedule.notes))
     schedule.run("rollout", lambda: bench_rollout(profile, device, plan.repeats, **plan.rollout_size))
     schedule.run("image", lambda: _image_section(plan))
-    schedule.run("target", lambda: bench_time_to_target(profile, device, schedule.target_bound_s(),
-                                                        plan.target_points, sft_steps=plan.target_sft_steps))
+    schedule.run("target", lambda: bench_time_to_target(plan.target_profile, device, schedule.target_bound_s(),
+                                                        plan.target_points, eval_every=plan.target_eval_every,
+                                                        sft_steps=plan.target_sft_steps, seeds=plan.target_seeds))
     schedule.run("grading", lambda: bench_grading(root))
     schedule.run("classroom", lambda: bench_classroom(students=2 if plan.quick else 4))
     schedule.run("tests", lambda: make_test_time(root), budgeted=False)

@@ -68,6 +68,7 @@ def publish(report: dict, plan, schedule, folder: Path, root: Path) -> list[str]
         written += [figure.name] if figure else []
     report["wall_s"] = schedule.elapsed_s()
     if not plan.gpu:
+        carry_over(report, folder)
         attach_notes(report, folder)
     markdown = write_report(report, folder, stem)
     docs_md = root / "docs" / "benchmarks.md"
@@ -75,6 +76,23 @@ def publish(report: dict, plan, schedule, folder: Path, root: Path) -> list[str]
         atomic_write(docs_md, splice_gpu_section(docs_md.read_text(), markdown))
         written.append("benchmarks.md (GPU section)")
     return written
+
+
+def carry_over(report: dict, folder: Path) -> None:
+    """A run of some sections (``--only``) keeps the other sections of the stored ``benchmarks.json``, each marked
+    with the date of the run that measured it (``carried_over``), so ``--only steps`` does not erase the rest."""
+    stored = folder / "benchmarks.json"
+    if not stored.exists():
+        return
+    try:
+        old = json.loads(stored.read_text())
+    except json.JSONDecodeError:
+        return
+    dates = {**old.get("carried_over", {})}
+    for name, section in old.get("sections", {}).items():
+        if name not in report["sections"]:
+            report["sections"][name] = section
+            report.setdefault("carried_over", {})[name] = dates.get(name, old.get("machine", {}).get("date_utc", "?"))
 
 
 def rerender_notes(folder: Path) -> Path:
@@ -160,6 +178,9 @@ def _header(report: dict) -> list[str]:
     if isinstance(load, (int, float)) and m.get("cpu_count") and load > m["cpu_count"]:
         lines += [f"**This run shared the machine with other jobs** (load {load:.1f} on {m['cpu_count']} cores): "
                   "absolute figures are inflated.", ""]
+    if report.get("carried_over"):
+        lines += ["Sections not measured by this command, kept from the run that measured them: " + ", ".join(
+            f"{name} ({date})" for name, date in report["carried_over"].items()) + ".", ""]
     if report.get("notes"):
         lines += ["Notes:", ""] + [f"- {n}" for n in report["notes"]] + [""]
     return lines
@@ -181,27 +202,55 @@ def _steps(s: dict, report: dict) -> list[str]:
         else:
             lines.append(f"| {name} | {r['batch']} | {fmt(r['ours']['steps_per_s'])} | {fmt(t['steps_per_s'])} | "
                          f"{fmt(r['ours'][key], 0)} | {fmt(t[key], 0)} | {fmt(r['ours_over_trl_steps_per_s'])}x |")
+    paired = [f"{name} {fmt(s[name]['paired_ratio_median'])}x (lowest pair {fmt(s[name]['paired_ratio_min'])}x)"
+              for name in ("grpo", "dpo") if "paired_ratio_median" in s.get(name, {})]
+    interleaved = ("The two loops ran interleaved in one process (a TRL step, then one of ours); median of the "
+                   f"per-pair ratios: {', '.join(paired)}." if paired else "")
     return lines + ["", "GRPO tokens = sampled completion tokens; DPO tokens = prompt + chosen + rejected tokens. "
-                    "TRL runs with bf16, gradient checkpointing and lr set explicitly (its defaults differ).", ""]
+                    "TRL runs with bf16, gradient checkpointing and lr set explicitly (its defaults differ)."
+                    + (" " + interleaved if interleaved else ""), ""]
 
 
 def _target(r: dict, report: dict) -> list[str]:
-    lines = ["## Time to target (GRPO from the SFT start)", ""]
+    lines = ["## Time to target (GRPO from the SFT start, ours vs TRL)", ""]
     if "start_accuracy" not in r:
         return lines + [_skip_or_error(r), ""]
-    lines += [f"Warm start: {r.get('sft_steps')}-step SFT. Start accuracy {fmt(r['start_accuracy'], 3)} (greedy, "
-              f"{r['eval_prompts']} held-out prompts); "
-              f"target {fmt(r['target_accuracy'], 3)}; bound {fmt(r['bound_s'], 0)} s of training "
-              f"(evaluation excluded); {r['setting']}.", "",
-              "| loop | reached | training s | steps | final accuracy |", "|---|---|---|---|---|"]
+    seeds = r.get("ours", {}).get("seeds", 1)
+    what = r.get("warm_start") or f"{r.get('sft_steps')}-step SFT"
+    lines += [f"Warm start: {what}. Start accuracy {fmt(r['start_accuracy'], 3)} "
+              f"(greedy, the same {r['eval_prompts']} held-out prompts for both); target "
+              f"{fmt(r['target_accuracy'], 3)}{' (+%g points)' % r['points'] if 'points' in r else ''}; bound "
+              f"{fmt(r['bound_s'], 0)} s of training per run (evaluation excluded); {r['setting']}; "
+              + (f"{seeds} seeds per trainer, run interleaved. Medians over seeds, (min-max) after them; an "
+                 "unreached run counts at its bound." if "runs" in r.get("ours", {}) else "one run per trainer."), "",
+              "| loop | reached | steps | training s | dip (lowest of the first 10 evaluations - start) |",
+              "|---|---|---|---|---|"]
     for name in ("ours", "trl"):
         x = r.get(name, {})
         if "skipped" in x or "error" in x:
             lines.append(f"| {name} | {_skip_or_error(x)} | | | |")
-            continue
-        reached = "yes" if x["reached"] else f"not reached in {fmt(x['train_s'], 0)} s"
-        lines.append(f"| {name} | {reached} | {fmt(x['train_s'], 1)} | {x['steps']} | {fmt(x['final_accuracy'], 3)} |")
+        elif "runs" not in x:  # a report from before seeds were added: one run
+            lines.append(f"| {name} | {'yes' if x['reached'] else _reached(x)} | {x['steps']} | {fmt(x['train_s'], 1)} "
+                         "| |")
+        else:
+            def cell(k, nd, x=x):
+                return f"{fmt(x[k]['median'], nd)} ({fmt(x[k]['min'], nd)}-{fmt(x[k]['max'], nd)})"
+
+            lines.append(f"| {name} | {x['reached']}/{x['seeds']} | {cell('steps', 0)} | {cell('train_s', 1)} | "
+                         f"{cell('dip', 3)} |")
+    if "trl_over_ours_train_s" in r:
+        lines += ["", f"TRL / ours, median training seconds to target: **{fmt(r['trl_over_ours_train_s'])}x**; "
+                      f"median steps: {fmt(r['trl_over_ours_steps'])}x."]
+    if "runs" in r.get("ours", {}) and "runs" in r.get("trl", {}):
+        lines += ["", "| seed | ours steps | ours s | TRL steps | TRL s |", "|---|---|---|---|---|"]
+        for seed, (o, t) in enumerate(zip(r["ours"]["runs"], r["trl"]["runs"])):
+            lines.append(f"| {seed} | {o['steps']} | {_reached(o)} | {t['steps']} | {_reached(t)} |")
     return lines + [""]
+
+
+def _reached(run: dict) -> str:
+    """A run's training seconds to target, or that it did not get there within them."""
+    return fmt(run["train_s"], 1) if run["reached"] else f"not reached in {fmt(run['train_s'], 0)} s"
 
 
 def _rollout(r: dict, report: dict) -> list[str]:

@@ -64,6 +64,26 @@ class Plan:
         return self.profile.sft_steps if self.dry_run else None
 
     @property
+    def target_profile(self):
+        """The time-to-target profile: cpu (issue 21: a start that can gain 25 points, 0.6M parameters), smoke for
+        ``--quick`` and dry runs, gpu under ``--gpu`` on CUDA."""
+        from rlprep.profiles import get_profile
+
+        if self.quick or self.profile.name == "gpu":
+            return self.profile
+        return get_profile("cpu")
+
+    @property
+    def target_seeds(self) -> int:
+        """Seeds per trainer in the time-to-target section (medians and spread over them)."""
+        return 1 if self.dry_run else 3
+
+    @property
+    def target_eval_every(self) -> int:
+        """Steps between evaluations of a time-to-target run (the resolution of its step count)."""
+        return 5 if self.quick else 10
+
+    @property
     def labs_budget_s(self) -> float:
         """The lab runs' share of the budget; the other sections share the rest."""
         return 0.55 * self.budget_s
@@ -117,8 +137,9 @@ def plan_run(args) -> Plan:
             notes.append(f"skipped: {mod} is not installed, so the parts that need it are skipped")
     return Plan(gpu=args.gpu, dry_run=dry_run, quick=quick, sections=sections, device=device, profile=profile,
                 repeats=args.repeats or (1 if dry_run else 3 if quick else 7),
-                target_s=args.target_seconds or (2.0 if dry_run else 45.0 if args.gpu else 30.0 if quick else 90.0),
-                target_points=args.target_points if args.target_points is not None else (5.0 if quick else 10.0),
+                target_s=args.target_seconds or (2.0 if dry_run else 45.0 if args.gpu else 30.0 if quick else 240.0),
+                target_points=args.target_points if args.target_points is not None else (
+                    5.0 if quick else 15.0 if args.gpu else 25.0),
                 budget_s=getattr(args, "budget_seconds", None) or (120.0 if dry_run else 450.0), notes=notes)
 
 

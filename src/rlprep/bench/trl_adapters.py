@@ -1,4 +1,4 @@
-"""TRL on the same footing as our loops: explicit arguments (its defaults differ from ours), a step timer, quiet logs.
+"""TRL on the same footing as our loops: explicit arguments (its defaults differ from ours), quiet logs, a reward.
 
 Used by the ``steps`` and ``target`` sections; everything here imports ``transformers``/``trl`` lazily, so a
 machine without trl can still import the bench package (the sections then skip TRL with a note).
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import time
 
 
 @contextlib.contextmanager
@@ -59,23 +58,3 @@ def task_reward(task):
         return [task.reward(p, c) for p, c in zip(prompts, completions)]
 
     return reward
-
-
-def step_timer():
-    """A TRL TrainerCallback recording each optimizer step's wall time and the logged rows."""
-    from transformers import TrainerCallback
-
-    class StepTimer(TrainerCallback):
-        def __init__(self):
-            self.times, self.logs, self._t = [], [], None
-
-        def on_step_begin(self, args, state, control, **kw):
-            self._t = time.perf_counter()
-
-        def on_step_end(self, args, state, control, **kw):
-            self.times.append(time.perf_counter() - self._t)
-
-        def on_log(self, args, state, control, logs=None, **kw):
-            self.logs.append(dict(logs or {}))
-
-    return StepTimer()

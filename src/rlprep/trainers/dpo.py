@@ -3,7 +3,8 @@
 DPO (Rafailov et al. 2023, arXiv 2305.18290, Eq. 7):
 ``L = −log σ(β·[(log π(y_w|x) − log π_ref(y_w|x)) − (log π(y_l|x) − log π_ref(y_l|x))])``.
 
-One step: encode a batch of (prompt, chosen) and (prompt, rejected) rows together, one policy forward gives
+One step: pad a batch of (prompt, chosen) and (prompt, rejected) rows (tokenized once, when the trainer is built)
+together, one policy forward gives
 ``sequence_logprobs`` for both; the reference log-probs come from a frozen copy of the SFT policy and are
 computed **once per pair** (cached by pair index, so later epochs reuse them: no redundant reference forwards).
 
@@ -30,8 +31,8 @@ import torch
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile
 from rlprep.trainers.config import TrainerConfig
-from rlprep.trainers.sequences import (completion_logprobs, encode_pairs, forward_logits, frozen_copy,
-                                       held_out_prompts, reference, start_policy, unwrap_model)
+from rlprep.trainers.sequences import (adamw, completion_logprobs, forward_logits, frozen_copy, held_out_prompts,
+                                       pad_id, pad_left, reference, start_policy, tokenize_pairs, unwrap_model)
 
 SWEEP_BETAS = (0.01, 0.05, 0.1, 0.5, 1.0)
 
@@ -103,9 +104,15 @@ class DPOTrainer:
         self.reference = frozen_copy(self.policy)
         self.sequence_logprobs = sequence_logprobs or reference("dpo", "sequence_logprobs")
         self.dpo_loss = dpo_loss or reference("dpo", "dpo_loss")
-        self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)
+        self.optimizer = adamw(self.policy.parameters(), lr=config.lr)
         self.pairs = self.task.preference_pairs(config.n_train_pairs, split="train", seed=config.seed)
         self.order = np.random.default_rng(config.seed).permutation(len(self.pairs))
+        max_length = unwrap_model(self.policy).config.n_positions
+        prompts = [p.prompt for p in self.pairs]  # tokenized once here, padded per step (as TRL maps its dataset)
+        self.chosen_rows = tokenize_pairs(self.tokenizer, prompts, [p.chosen for p in self.pairs],
+                                          max_length=max_length)
+        self.rejected_rows = tokenize_pairs(self.tokenizer, prompts, [p.rejected for p in self.pairs],
+                                            max_length=max_length)
         self.ref_cache: dict[int, tuple[float, float]] = {}
         self.eval_prompts = held_out_prompts(self.task, config.eval_prompts, seed=config.seed + 1)
         self.ref_forwards = 0  # rows the reference has scored (tests check there is no redundancy)
@@ -122,12 +129,11 @@ class DPOTrainer:
         cfg = self.config
         start = (step * cfg.batch_size) % len(self.order)
         idx = np.take(self.order, range(start, start + cfg.batch_size), mode="wrap").tolist()
-        batch = [self.pairs[i] for i in idx]
-        B = len(batch)
-        prompts = [p.prompt for p in batch] * 2
-        completions = [p.chosen for p in batch] + [p.rejected for p in batch]
-        ids, attn, comp = encode_pairs(self.tokenizer, prompts, completions, self.device,
-                                       max_length=unwrap_model(self.policy).config.n_positions)  # (2B, L) each
+        B = len(idx)
+        (c_rows, c_lens), (r_rows, r_lens) = self.chosen_rows, self.rejected_rows
+        rows = [c_rows[i] for i in idx] + [r_rows[i] for i in idx]  # chosen rows, then rejected rows
+        ids, attn, comp = pad_left(rows, [c_lens[i] for i in idx] + [r_lens[i] for i in idx], pad_id(self.tokenizer),
+                                   self.device)  # (2B, L) each
         missing = [k for k, i in enumerate(idx) if i not in self.ref_cache]
         if missing:  # reference log-probs: once per pair, ever
             rows = missing + [B + k for k in missing]  # chosen rows, then their rejected rows

@@ -28,8 +28,8 @@ from rlprep.trainers.grpo_update import grpo_update, registry_advantages, regist
 from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
 from rlprep.tinyworld.warm_start import load_warm_start, warm_start_kwargs
 from rlprep.trainers.config import TrainerConfig
-from rlprep.trainers.sequences import (completion_logprobs, completion_mask_default, frozen_copy, reference,
-                                       start_policy, truncated_rows, unwrap_model)
+from rlprep.trainers.sequences import (adamw, completion_logprobs, completion_mask_default, frozen_copy,
+                                       reference, start_policy, truncated_rows, unwrap_model)
 
 AGGREGATIONS = ("token", "sequence")
 WARM_START_FIELDS = {"sft_steps", "sft_stop", "sft_stop_accuracy"}  # at most one picks the warm start
@@ -179,7 +179,7 @@ class GRPOTrainer:
                                        if by_name else reference("grpo", "grpo_loss"))
         self.kl_k3 = kl_k3 or reference("grpo", "kl_k3")
         self.completion_mask_fn = completion_mask_fn or completion_mask_default
-        self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)
+        self.optimizer = adamw(self.policy.parameters(), lr=config.lr)
         self.rng = np.random.default_rng(config.seed)
         self.prompt_source = prompt_source or self._train_prompts
         self.eval_examples = self.task.sample(config.eval_size, split="test", seed=config.seed + 10_000)

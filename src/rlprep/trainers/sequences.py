@@ -32,6 +32,17 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def adamw(params, lr: float, weight_decay: float = 0.0, **kwargs) -> torch.optim.AdamW:
+    """AdamW (Loshchilov & Hutter 2019, arXiv 1711.05101, Alg. 2) with torch's fused kernel: one kernel updates every
+    parameter, where the default CPU path loops over the tensors in Python. The update rule is the same; it is what
+    TRL's trainers use (transformers' ``optim="adamw_torch_fused"``, its default with torch >= 2.8)."""
+    params = list(params)
+    try:
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=True, **kwargs)
+    except (RuntimeError, ValueError):  # a device or dtype without the fused kernel
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, **kwargs)
+
+
 def autocast(device: torch.device | str):
     """bf16 autocast on CUDA; a no-op context elsewhere (CPU bf16 is slower than fp32 at this size)."""
     device = torch.device(device)
@@ -51,7 +62,7 @@ def forward_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
     if not 0 < n_last < L:
         raise ValueError(f"n_last must be in 1..{L - 1} for sequences of length {L}, got {n_last}")
     with autocast(input_ids.device):
-        out = model(input_ids=input_ids, attention_mask=attention_mask,
+        out = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False,  # no KV cache to build
                     position_ids=position_ids_from_mask(attention_mask), logits_to_keep=n_last + 1)
     logits = out.logits[:, :-1].float()  # (B, n_last, V): position t predicts token t+1
     return logits
@@ -86,14 +97,27 @@ def encode_pairs(tokenizer, prompts: list[str], completions: list[str], device, 
         input_ids: ``[B, L]``; attention_mask: ``[B, L]`` (0 on left padding);
         completion_mask: ``[B, L]``, 1 on completion tokens and the eos, 0 on prompt and padding.
     """
+    rows, comp_lens = tokenize_pairs(tokenizer, prompts, completions, add_eos, max_length)
+    return pad_left(rows, comp_lens, pad_id(tokenizer), device)
+
+
+def pad_id(tokenizer) -> int:
+    """The id that fills padding: the tokenizer's pad token, else its eos."""
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+
+def tokenize_pairs(tokenizer, prompts: list[str], completions: list[str], add_eos: bool = True,
+                   max_length: int | None = None) -> tuple[list[list[int]], list[int]]:
+    """The unpadded token rows ``prompt + completion (+ eos)`` and each row's completion length (eos included),
+    cut to ``max_length`` as :func:`encode_pairs` says; two batched tokenizer calls, not two per row."""
     if len(prompts) != len(completions):
         raise ValueError(f"got {len(prompts)} prompts but {len(completions)} completions; pass one per prompt")
     eos = tokenizer.eos_token_id
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    prompt_rows = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
+    completion_rows = tokenizer(list(completions), add_special_tokens=False)["input_ids"]
     rows, comp_lens = [], []
-    for prompt, completion in zip(prompts, completions):
-        p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        c = tokenizer(completion, add_special_tokens=False)["input_ids"] + ([eos] if add_eos else [])
+    for p, c in zip(prompt_rows, completion_rows):
+        c = c + ([eos] if add_eos else [])
         if max_length is not None and len(p) + len(c) > max_length:
             if len(p) >= max_length:
                 raise ValueError(f"a prompt of {len(p)} tokens leaves no room for a completion within "
@@ -101,16 +125,16 @@ def encode_pairs(tokenizer, prompts: list[str], completions: list[str], device, 
             c = c[:max_length - len(p)]
         rows.append(p + c)
         comp_lens.append(len(c))
+    return rows, comp_lens
+
+
+def pad_left(rows: list[list[int]], comp_lens: list[int], pad: int, device):
+    """Left-pad token ``rows`` to their longest: ``(input_ids, attention_mask, completion_mask)``, each ``[B, L]``
+    long; the completion mask covers each row's last ``comp_lens[b]`` tokens."""
     L = max(len(r) for r in rows)
-    B = len(rows)
-    input_ids = torch.full((B, L), pad, dtype=torch.long)
-    attention_mask = torch.zeros((B, L), dtype=torch.long)
-    completion_mask = torch.zeros((B, L), dtype=torch.long)
-    for i, (row, n_c) in enumerate(zip(rows, comp_lens)):
-        input_ids[i, L - len(row):] = torch.tensor(row)
-        attention_mask[i, L - len(row):] = 1
-        if n_c:
-            completion_mask[i, L - n_c:] = 1
+    input_ids = torch.tensor([[pad] * (L - len(r)) + r for r in rows], dtype=torch.long)  # (B, L)
+    attention_mask = torch.tensor([[0] * (L - len(r)) + [1] * len(r) for r in rows], dtype=torch.long)  # (B, L)
+    completion_mask = torch.tensor([[0] * (L - n_c) + [1] * n_c for n_c in comp_lens], dtype=torch.long)  # (B, L)
     return input_ids.to(device), attention_mask.to(device), completion_mask.to(device)
 
 

@@ -18,9 +18,16 @@ from pathlib import Path
 from rlprep.errors import RlprepError
 
 NODE_MIN_MAJOR = 18
-BUILT = ("node_modules", "build", "public/build", "app/styles/app.css", ".cache")
+BUILT = ("node_modules", "build", "public/build", "public/katex", "app/styles/app.css", ".cache")
 """Paths in the theme folder that the build writes (never part of the source hash)."""
 STAMP = ".rlprep-theme-hash"
+PATCHES = (
+    # The theme's own repository patches this file the same way (patches/@jupyter-widgets%2Fcontrols@5.0.12.patch):
+    # esbuild cannot @import these two stylesheets from a CSS file, and the widgets' sliders never run on our site.
+    ("node_modules/@jupyter-widgets/controls/css/widgets-base.css",
+     "@import './lumino.css';\n@import './nouislider.css';",
+     "/* @import './lumino.css'; */\n/* @import './nouislider.css'; */"),
+)
 
 
 def theme_source(root: Path) -> Path:
@@ -86,6 +93,11 @@ def ensure_theme(root: Path, build_dir: Path) -> Path:
         shutil.copy2(path, target)
     if lock_changed or not (out / "node_modules").is_dir():
         _npm(["ci"], out, "installing the book theme's npm packages from its lockfile (once; about a minute)")
+    for rel, old, new in PATCHES:
+        target = out / rel
+        text = target.read_text(encoding="utf-8")
+        if old in text:
+            target.write_text(text.replace(old, new), encoding="utf-8")
     _npm(["run", "build"], out, "building the book theme (once per theme change)")
     stamp.write_text(want + "\n")
     return out

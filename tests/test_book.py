@@ -147,3 +147,30 @@ def test_book_bad_options_are_clean_errors(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "error:" in err and "fix:" in err
+
+
+def test_theme_hash_follows_the_source_not_what_the_build_writes(tmp_path):
+    from rlprep.book.theme import source_hash
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "root.tsx").write_text("export default 1;")
+    (tmp_path / "package-lock.json").write_text("{}")
+    key = source_hash(tmp_path)
+    for built in ("node_modules/x/index.js", "public/build/a.js", "public/katex/katex.min.css", "build/index.js"):
+        (tmp_path / built).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / built).write_text("built")
+    assert source_hash(tmp_path) == key
+    (tmp_path / "package-lock.json").write_text('{"lockfileVersion": 3}')
+    assert source_hash(tmp_path) != key
+
+
+def test_no_node_is_an_error_that_says_how_to_install_it(monkeypatch):
+    import shutil
+
+    from rlprep.book.theme import check_node
+    from rlprep.errors import RlprepError
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(RlprepError) as err:
+        check_node()
+    assert "Node.js" in err.value.problem and "apt-get install nodejs npm" in err.value.fix

@@ -174,3 +174,13 @@ def test_no_node_is_an_error_that_says_how_to_install_it(monkeypatch):
     with pytest.raises(RlprepError) as err:
         check_node()
     assert "Node.js" in err.value.problem and "apt-get install nodejs npm" in err.value.fix
+
+
+def test_doi_links_are_written_so_that_the_offline_build_does_not_look_them_up():
+    from rlprep.book.pages import without_doi_lookups
+
+    text = "IEEE TIP 13(4), https://doi.org/10.1109/TIP.2003.819861 (SSIM), https://doi.org/10.1038/s41586-024-07566-y."
+    assert without_doi_lookups(text) == "IEEE TIP 13(4), DOI `10.1109/TIP.2003.819861` (SSIM), DOI `10.1038/s41586-024-07566-y`."
+    bank = load_bank()
+    pages = {p.path: p.content for p in project_pages({}, bank, ROOT / "labs", "smoke")}
+    assert "doi.org" not in pages["bank/W33.md"] and "DOI `10.1109/TSMC.1979.4310076`" in pages["bank/W33.md"]

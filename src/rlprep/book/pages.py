@@ -23,6 +23,8 @@ from rlprep.course import LABS, NOTEBOOKS, Unit
 
 QUESTION_HEADING = re.compile(r"^###\s+([WGA]\d{2})\s+·\s+(.+)$")
 SECTION_END = re.compile(r"^#{1,3}\s")
+DOI_URL = re.compile(r"https?://(?:dx\.|www\.)?doi\.org/(10\.\d+/[^\s)]+?)(?=[.,;]?(?:\s|\)|$))")
+"""A doi.org link, which MyST looks up on doi.org while building (a network request, and the build runs offline)."""
 SHEET_SEED = 1
 """The interviewer sheets' seed: the site shows the sheet ``--seed 1`` prints."""
 
@@ -33,6 +35,22 @@ class Page:
 
     path: str
     content: str | nbformat.NotebookNode
+
+
+def without_doi_lookups(text: str) -> str:
+    """``https://doi.org/10.x/y`` written as ``DOI 10.x/y`` (code, not a link), so that MyST does not query doi.org."""
+    return DOI_URL.sub(lambda m: f"DOI `{m.group(1)}`", text)
+
+
+def _offline_markdown(nb):
+    """``without_doi_lookups`` on a notebook's markdown cells and Markdown outputs, in place; returns ``nb``."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = without_doi_lookups(cell.source)
+        for out in cell.get("outputs", []):
+            if "text/markdown" in out.get("data", {}):
+                out["data"]["text/markdown"] = without_doi_lookups(out["data"]["text/markdown"])
+    return nb
 
 
 def question_id(cell) -> str | None:
@@ -175,12 +193,13 @@ def project_pages(executed: dict[str, nbformat.NotebookNode], bank: dict, labs_r
     pages = [Page("index.md", start_page(bank, profile)), Page("questions/index.md", question_index(bank))]
     sections: dict[str, list] = {}
     for path, nb in executed.items():
+        nb = _offline_markdown(nbformat.from_dict(nb))
         pages.append(Page(path, labelled_notebook(nb)))
         sections.update(split_sections(nb))
     for qid, q in bank.items():
         pages.append(Page(f"questions/{qid}.ipynb",
                           question_page(qid, q.question.zh, q.question.en, _notebook_of(qid), sections.get(qid, []))))
-        pages.append(Page(f"bank/{qid}.md", bank_page(q)))
+        pages.append(Page(f"bank/{qid}.md", without_doi_lookups(bank_page(q))))
     for lab in LABS:
         pages.append(Page(lab.path, nbformat.read(labs_root / Path(lab.path).relative_to("labs"), as_version=4)))
     sheets = interviewer_pages()

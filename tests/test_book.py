@@ -184,3 +184,16 @@ def test_doi_links_are_written_so_that_the_offline_build_does_not_look_them_up()
     bank = load_bank()
     pages = {p.path: p.content for p in project_pages({}, bank, ROOT / "labs", "smoke")}
     assert "doi.org" not in pages["bank/W33.md"] and "DOI `10.1109/TSMC.1979.4310076`" in pages["bank/W33.md"]
+
+
+def test_markdown_outputs_become_cells_after_their_code_cell():
+    from rlprep.book.pages import markdown_outputs_as_cells
+
+    nb = toy_notebook()
+    nb.cells[3].outputs.append(nbformat.v4.new_output("display_data", data={"text/markdown": "*Run it in JupyterLab.*"}))
+    out = markdown_outputs_as_cells(nb)
+    assert [c.id for c in out.cells[3:5]] == ["w11-plot", "w11-plot-output-1"]
+    assert out.cells[4].cell_type == "markdown" and out.cells[4].source == "*Run it in JupyterLab.*"
+    assert [list(o["data"]) for o in out.cells[3].outputs] == [["image/png", "text/plain"]]
+    assert len(nb.cells[3].outputs) == 2                                  # the executed notebook is left as it was
+    assert [c.id for c in split_sections(out)["W11"]][-1] == "w11-plot-output-1"

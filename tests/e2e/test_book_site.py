@@ -102,6 +102,7 @@ def test_question_page_shows_its_chinese_heading_and_a_plot(visit):
                           "i.naturalWidth > 100 && /\\.(png|webp)$/.test(new URL(i.src).pathname)).length")
     assert plots >= 1
     assert page.locator("a", has_text="section W11").count() == 1    # the link to the notebook section
+    assert page.locator("article", has_text="Spoken answer:").count() >= 1   # render_spoken's output, as text
     page.screenshot(path=str(SHOTS / "book-w11.png"), full_page=False)
     assert not outside, outside
     assert not errors, errors

@@ -53,6 +53,23 @@ def _offline_markdown(nb):
     return nb
 
 
+def markdown_outputs_as_cells(nb):
+    """A copy of ``nb`` whose Markdown outputs (``render_spoken``, ``records.show``, the slider notes) are Markdown
+    cells right after their code cell: the theme shows a notebook's Markdown outputs as nothing, but renders (and
+    indexes for search) Markdown cells."""
+    nb = nbformat.from_dict(nb)
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        if cell.cell_type != "code":
+            continue
+        texts = [out["data"]["text/markdown"] for out in cell.outputs if "text/markdown" in out.get("data", {})]
+        cell.outputs = [out for out in cell.outputs if "text/markdown" not in out.get("data", {})]
+        cells += [nbformat.v4.new_markdown_cell(text, id=f"{cell.id}-output-{k}") for k, text in enumerate(texts, 1)]
+    nb.cells = cells
+    return nb
+
+
 def question_id(cell) -> str | None:
     """The question id a markdown cell opens (``### W11 · …``), else None."""
     if cell.cell_type != "markdown" or not cell.source:
@@ -193,7 +210,7 @@ def project_pages(executed: dict[str, nbformat.NotebookNode], bank: dict, labs_r
     pages = [Page("index.md", start_page(bank, profile)), Page("questions/index.md", question_index(bank))]
     sections: dict[str, list] = {}
     for path, nb in executed.items():
-        nb = _offline_markdown(nbformat.from_dict(nb))
+        nb = _offline_markdown(markdown_outputs_as_cells(nb))
         pages.append(Page(path, labelled_notebook(nb)))
         sections.update(split_sections(nb))
     for qid, q in bank.items():

@@ -107,8 +107,9 @@ def add_question_aliases(site: Path, ids: list[str]) -> None:
 
 
 def build_site(root: Path, profile: str, *, out: Path | None = None, build_dir: Path | None = None,
-               notebooks: list[str] | None = None) -> BuildReport:
-    """Build the site into ``out`` (default ``build/book``); ``notebooks`` limits the walkthroughs (for tests)."""
+               notebooks: list[str] | None = None, fresh: bool = False) -> BuildReport:
+    """Build the site into ``out`` (default ``build/book``); ``notebooks`` limits the walkthroughs (a partial site),
+    ``fresh`` executes them even when the cache has them."""
     from rlprep.interview.bank import load_bank
 
     build_dir = build_dir or root / "build"
@@ -122,7 +123,7 @@ def build_site(root: Path, profile: str, *, out: Path | None = None, build_dir: 
     for unit in NOTEBOOKS:
         if notebooks is not None and Path(unit.path).name not in notebooks:
             continue
-        result = execute_cached(root / unit.path, profile, build_dir / "book-cache")
+        result = execute_cached(root / unit.path, profile, build_dir / "book-cache", refresh=fresh)
         (report.cached if result.cached else report.executed).append(Path(unit.path).name)
         report.seconds[Path(unit.path).name] = result.seconds
         executed[unit.path] = nbformat.read(result.path, as_version=4)

@@ -82,6 +82,8 @@ def test_project_pages_cover_every_id_label_the_headings_and_use_released_labs(t
         assert f"questions/{qid}.ipynb" in pages and f"bank/{qid}.md" in pages
     assert pages["notebooks/06_grpo_dapo.ipynb"].cells[1].source.startswith("(w11)=\n### W11 ·")
     assert nb.cells[1].source.startswith("### W11")                    # the executed notebook is not modified
+    page_ids = {c.id for c in pages["questions/W11.ipynb"].cells}
+    assert len(page_ids) > 2 and not page_ids & {c.id for c in pages["notebooks/06_grpo_dapo.ipynb"].cells}
     assert "面试口述版" in pages["bank/W11.md"] and bank["W11"].spoken_answer_zh.splitlines()[0][:20] in pages["bank/W11.md"]
     lab = nbformat.writes(pages["labs/lab01_gae/lab01_gae.ipynb"])
     assert "BEGIN SOLUTION" not in lab and "BEGIN HIDDEN TESTS" not in lab

@@ -133,6 +133,7 @@ def question_page(qid: str, question_zh: str, question_en: str, unit: Unit | Non
     body = []
     for cell in cells[1:] if cells else []:  # cells[0] is the heading, now the title
         cell = nbformat.from_dict(cell)
+        cell.id = f"page-{cell.id}"  # MyST turns cell ids into project-wide identifiers: the notebook keeps the originals
         if cell.cell_type == "markdown":  # one level up: #### Short answer -> ## Short answer
             cell.source = re.sub(r"^(#{4,6}) ", lambda m: "#" * (len(m.group(1)) - 2) + " ", cell.source, flags=re.M)
         body.append(cell)

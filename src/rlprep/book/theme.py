@@ -92,7 +92,7 @@ def ensure_theme(root: Path, build_dir: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
     if lock_changed or not (out / "node_modules").is_dir():
-        _npm(["ci"], out, "installing the book theme's npm packages from its lockfile (once; about a minute)")
+        _npm(["ci"], out, "installing the book theme's npm packages from its lockfile (once; a few minutes)")
     for rel, old, new in PATCHES:
         target = out / rel
         text = target.read_text(encoding="utf-8")

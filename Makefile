@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv sandbox postgres lab test release bench classroom gpu-check e2e clean
+.PHONY: help venv sandbox postgres node lab test release bench book classroom gpu-check e2e clean
 
 help:
 	@echo "make lab        open the course in JupyterLab (installs on first use)"
@@ -19,7 +19,8 @@ help:
 	@echo "make bench      CPU benchmarks -> docs/benchmarks.md"
 	@echo "make classroom  40 simulated students x 8 labs through nbgrader into a PostgreSQL gradebook (long)"
 	@echo "make gpu-check  every lab in the gpu profile plus the GPU benchmarks (< 8 min)"
-	@echo "make e2e        drive JupyterLab in headless Chromium, screenshots in build/e2e/"
+	@echo "make book       the course as a static website in build/book/ (RLPREP_PROFILE=smoke: quick)"
+	@echo "make e2e        drive JupyterLab and the website in headless Chromium, screenshots in build/e2e/"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "rlprep needs Python >= 3.11; set PYTHON=python3.11")'
@@ -55,6 +56,11 @@ postgres:
 	@test -n "$$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" || command -v initdb >/dev/null 2>&1 || \
 	  $(call apt_install,postgresql,a class's gradebook server,the PostgreSQL gradebook tests are skipped)
 
+# The website (make book) runs Jupyter Book 2, a Node.js program: node >= 18 and npm.
+node:
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
+	  $(call apt_install,nodejs npm,the course website,make book cannot build the site)
+
 lab: $(STAMP) sandbox
 	$(PY) -m rlprep lab
 
@@ -70,6 +76,12 @@ release: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m rlprep bench
+
+# The course as a static website in build/book/ (issue #22): the walkthrough notebooks executed in the active
+# profile (cached per notebook by content hash in build/book-cache/), a page per question, the released labs and the
+# interviewer's sheets. The first build also builds the vendored book theme (book/theme/) with npm into build/.
+book: $(STAMP) node
+	$(PY) -m rlprep book
 
 # A simulated class of 40 through nbgrader's whole cycle (fetch, submit, collect, autograde, feedback, export)
 # into a throwaway PostgreSQL server; prints students x labs graded, submissions/minute and the server version.

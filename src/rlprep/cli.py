@@ -42,6 +42,7 @@ COMMANDS: dict[str, Command] = {
     "classroom": Command("rlprep.classroom.cli", "a simulated class through nbgrader -> grades.csv; autograde in parallel"),
     "train": Command("rlprep.trainers.cli", "run a trainer (grpo, dpo, reward_model, ppo) with the reference functions"),
     "models": Command("rlprep.tinyworld.cli", "build or list the cached SFT warm-start policies"),
+    "book": Command("rlprep.book.cli", "the course as a static website in build/book/ (Jupyter Book 2, offline)"),
     "bench": Command("rlprep.bench", "benchmarks vs TRL and model.generate -> docs/benchmarks.md (--gpu: gpu-check)"),
 }
 

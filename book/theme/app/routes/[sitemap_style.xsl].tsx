@@ -1,0 +1,1 @@
+export { sitemapStylesheetResponse as loader } from '@myst-theme/site';

@@ -50,6 +50,23 @@ def test_action_mask_covers_exactly_the_policys_tokens(tokenizer):
         assert (batch.turn_index[b][batch.action_mask[b] == 0] == -1).all()
 
 
+def test_a_transcript_longer_than_the_model_is_cut_at_its_context(tokenizer):
+    """Six invalid actions that use the whole 9-token budget (sampling stops before eos, the transcript adds it) make
+    10 + 6 x (10 + 10) = 130 tokens: a 128-position model crashed in training on such a run. The batch is cut at
+    ``max_len``, and nothing before the cut changes."""
+    from rlprep.agentic.episodes import MAX_ACTION_TOKENS
+
+    episode = scripted_episode(4, ["gues i=gu"[:MAX_ACTION_TOKENS]] * 6)
+    full = transcript_batch(tokenizer, [episode])
+    assert full.input_ids.shape[1] == 130 and episode.n_turns == 6
+    assert full.action_mask[0, 128:].sum() == 0  # only the last observation lies past the context
+    cut = transcript_batch(tokenizer, [episode], max_len=128)
+    assert cut.input_ids.shape[1] == 128
+    for name in ("input_ids", "attention_mask", "action_mask", "turn_index"):
+        assert torch.equal(getattr(cut, name), getattr(full, name)[:, :128]), name
+    assert torch.equal(transcript_batch(tokenizer, [episode], max_len=1000).input_ids, full.input_ids)
+
+
 def test_loss_ignores_observation_tokens_and_matches_hand_formula(tokenizer):
     from transformers import GPT2Config, GPT2LMHeadModel
 

@@ -41,16 +41,44 @@ def test_the_plot_has_titles_labels_and_units():
 
 
 @pytest.mark.timeout(600)
-def test_ppo_lambda_sweep_runs_labels_each_run_and_records(tmp_path, monkeypatch, capsys, rlprep_home):
+class _Run:
+    """The slice of ``History`` the sweep reads: ``meta``, ``interrupted`` and ``series``."""
+
+    interrupted = False
+
+    def __init__(self, lam: float, steps: int):
+        self.meta = {"gold_start": -0.2, "gold_end": lam, "gold_end_se": 0.1, "wall_s": 1.0, "kl_end": 0.5}
+        self._steps = steps
+
+    def series(self, key):
+        return list(range(1, self._steps + 1)), [0.0] * self._steps
+
+
+def test_ppo_lambda_sweep_passes_the_function_and_each_lambda_and_records(tmp_path, monkeypatch, capsys):
+    """The sweep's composition and record; its real PPO training runs in lab 1's own cells (test_labs_123)."""
+    from rlprep import tinyworld
     from rlprep.demos import ppo_lambda
+    from rlprep.trainers import ppo, reward_model
 
     monkeypatch.setenv("RLPREP_RECORDS", str(tmp_path))
     monkeypatch.setattr(plt, "show", lambda: None)
+    monkeypatch.setattr(tinyworld, "load_policy", lambda task, profile: ("policy", "tokenizer"))
+    monkeypatch.setattr(reward_model, "load_reward_model", lambda profile, policy, tokenizer: "rm")
+    seen = []
+
+    def train(config, *, policy, tokenizer, reward_model, compute_gae, live, label):
+        seen.append((config.gae_lambda, compute_gae, label))
+        return _Run(config.gae_lambda, config.steps)
+
+    monkeypatch.setattr(ppo, "train_ppo", train)
+    monkeypatch.setattr(ppo_lambda.copy, "deepcopy", lambda x: x)
     runs = ppo_lambda.lambda_sweep(compute_gae, "smoke", lambdas=(0.0, 0.95), live=False, record=True)
     out = capsys.readouterr().out
     assert "too small and the runs too short to learn" in out and "λ = 0.95" in out
-    assert list(runs) == [0.0, 0.95] and all(len(h) >= 2 for h in runs.values())
+    assert [(lam, fn) for lam, fn, _ in seen] == [(0.0, compute_gae), (0.95, compute_gae)]
+    assert [label for *_, label in seen] == ["ppo λ=0", "ppo λ=0.95"] and list(runs) == [0.0, 0.95]
     doc = json.loads((tmp_path / "lab01_ppo_lambda.json").read_text())
     assert doc["profile"] == "smoke" and "--record" in doc["command"]
     values = doc["values"]
-    assert values["steps"] == 2 and {"gold_start", "lam0_gold_end", "lam095_gold_end_se", "gap_095_vs_0_se"} <= set(values)
+    assert values["steps"] == ppo_lambda.STEPS["smoke"] and values["lam095_gold_end"] == 0.95
+    assert abs(values["gap_095_vs_0_se"] - 0.95 / (2 ** 0.5 * 0.1)) < 1e-9

@@ -200,6 +200,11 @@ def test_lab01_ppo_lambda_demo_runs_with_the_learners_gae(monkeypatch):
         assert len(h.series("reward/rm")[1]) == STEPS["smoke"] and np.isfinite(h.meta["gold_end"])
     assert_labelled(plt.gcf())
     plt.close("all")
+    from rlprep.demos.ppo_lambda import summary  # the record the lab's text quotes, from these real runs
+
+    values = summary(ns["runs"], STEPS["smoke"])
+    assert values["lam095_gold_end"] == ns["runs"][0.95].meta["gold_end"] and np.isfinite(values["gap_095_vs_0_se"])
+    assert np.isfinite(values["gap_1_vs_095_se"]) and values["lam1_wall_s"] > 0
 
 
 def test_lab02_demo_cells_train_the_rm_with_the_learners_loss(monkeypatch, capsys):
@@ -238,14 +243,34 @@ def test_lab03_demo_cells_run_the_learners_functions(monkeypatch, capsys):
 
     for name in reference_functions("lab03_ppo_rlhf"):
         ns[name] = spy(name, ns[name])
+    clip_eps, clip = [], ns["ppo_clip_loss"]
+
+    def clip_spy(*a, **k):
+        clip_eps.append(k.get("clip_eps", a[4] if len(a) > 4 else None))
+        return clip(*a, **k)
+
+    ns["ppo_clip_loss"] = clip_spy
     nb = nbformat.read(solution_path("lab03_ppo_rlhf"), as_version=4)
     for cid in ("train", "clip-sweep", "kl-sweep"):
         exec(next(c.source for c in nb.cells if c.id == cid), ns)  # noqa: S102
         assert_labelled(plt.gcf())
     assert set(calls) == set(reference_functions("lab03_ppo_rlhf")), calls
+    assert {0.1, 0.2, 0.3} <= set(clip_eps)  # the clip sweep ran the learner's loss at each ε
     h = ns["history"]
     assert not h.interrupted and len(h.series("stats/clipfrac_two_sided")[1]) == h.meta["config"]["steps"]
     assert sorted(ns["clip_runs"]) == [0.1, 0.2, 0.3] and [r["kl_coef"] for r in ns["rows"]] == [0.0, 0.05]
     out = capsys.readouterr().out
     assert out.count("too small to learn") == 3 and "run ε = 0.3:" in out
     plt.close("all")
+    # The record the lab's text quotes (`python -m rlprep.demos.ppo_rlhf --record`), from these real runs.
+    from rlprep.demos.ppo_rlhf import summary
+
+    values = summary(h, ns["clip_runs"], ns["rows"])
+    hack = ns["rows"][0]["history"]
+    _, gold = hack.series("reward/gold")
+    _, parse = hack.series("text/parse_rate")
+    assert values["main_gold_end"] == h.meta["gold_end"] and values["kl_0_gold_end"] == ns["rows"][0]["gold_end"]
+    assert values["kl_steps"] == len(gold) == hack.meta["config"]["steps"] and 0 < values["proxy_accuracy"] <= 1
+    assert values["kl_0_batch_gold_peak"] == max(gold) and values["kl_0_parse_min"] == min(parse)
+    assert {"eps_0p1_clipfrac", "eps_0p2_clipfrac", "eps_0p3_clipfrac"} <= set(values)
+    assert values["kl_0p05_parse_min"] <= values["kl_0p05_parse_last10"] <= 1

@@ -238,11 +238,18 @@ class TranscriptBatch:
     """[B, L] long: turn k of an action token, -1 on observation tokens and padding."""
 
 
-def transcript_batch(tokenizer, episodes: list[Episode]) -> TranscriptBatch:
-    """Render each episode's transcript with :func:`render_transcript` and stack, right-padded."""
+def transcript_batch(tokenizer, episodes: list[Episode], max_len: int | None = None) -> TranscriptBatch:
+    """Render each episode's transcript with :func:`render_transcript` and stack, right-padded.
+
+    ``max_len`` (the model's ``n_positions``) cuts each transcript there, since a model cannot score tokens past its
+    context. Six invalid turns that each use the whole action budget make 10 + 6 x (10 + 10) = 130 tokens; what
+    lies past 128 is the last observation, which no loss reads.
+    """
     rows, masks, turn_rows = [], [], []
     for ep in episodes:
         ids, mask = render_transcript(tokenizer, ep.turns)
+        if max_len is not None:
+            ids, mask = ids[:max_len], mask[:max_len]
         turn_of_token, k, previous = [], -1, 0
         for m in mask:  # a new run of action tokens starts a new turn
             if m == 1 and previous == 0:

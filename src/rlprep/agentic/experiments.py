@@ -82,7 +82,7 @@ def gradient_noise_by_horizon(model, tokenizer, horizons=(2, 3, 4, 5, 6), *, n_t
         turn_adv = ADVANTAGES[credit](rewards, turn_mask, group_size)
         grads = []
         for i, ep in enumerate(episodes):
-            batch = transcript_batch(tokenizer, [ep])
+            batch = transcript_batch(tokenizer, [ep], max_len=model.config.n_positions)
             token_adv = broadcast_turn_values(turn_adv[i:i + 1], batch.turn_index)
             loss = policy_loss(model, batch, token_adv) * float(batch.action_mask[:, 1:].sum())  # sum, not mean
             g = torch.autograd.grad(loss, params)[0].flatten()
@@ -163,7 +163,7 @@ def self_evolution(model, tokenizer, *, rounds: int = 3, episodes_per_round: int
                         sample_seed=seed * 100 + r)
         kept = [e for e in episodes if e.success] if keep == "verified" else episodes
         if kept:
-            batch = transcript_batch(tokenizer, kept)
+            batch = transcript_batch(tokenizer, kept, max_len=policy.config.n_positions)
             ones = batch.action_mask.float()  # advantage 1 on every kept action token
             for _ in range(sft_steps):
                 loss = policy_loss(policy, batch, ones)

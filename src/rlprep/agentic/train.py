@@ -221,7 +221,7 @@ def train(config: AgenticConfig, model, tokenizer, *, callback=None) -> tuple[ob
                         sample_seed=config.seed * 100003 + step - 1)
         rewards, turn_mask = reward_matrix(episodes, config.reward)  # (B, K)
         turn_adv = ADVANTAGES[config.credit](rewards, turn_mask, config.group_size, config.adv_eps)  # (B, K)
-        batch = transcript_batch(tokenizer, episodes)
+        batch = transcript_batch(tokenizer, episodes, max_len=policy.config.n_positions)  # (B, L <= n_positions)
         policy.train()
         logp, mask, adv = action_logprobs(policy, batch, broadcast_turn_values(turn_adv, batch.turn_index))
         update = grpo_update(policy, optimizer, logp, logp.detach(), adv, mask, aggregation="token",

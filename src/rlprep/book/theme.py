@@ -101,3 +101,23 @@ def ensure_theme(root: Path, build_dir: Path) -> Path:
     _npm(["run", "build"], out, "building the book theme (once per theme change)")
     stamp.write_text(want + "\n")
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rlprep.book.theme [BUILD_DIR]``: build the theme alone, needing only the standard library.
+
+    CI runs it in the background while ``make test`` runs (the theme's ``npm ci`` is mostly download time), so the
+    smoke site build afterwards finds the theme ready.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    root = Path(__file__).resolve().parents[3]
+    try:
+        print(ensure_theme(root, Path(args[0]) if args else root / "build"))
+    except RlprepError as err:
+        print(f"error: {err.problem}" + (f"\nfix: {err.fix}" if err.fix else ""), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

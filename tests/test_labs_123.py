@@ -203,8 +203,9 @@ def test_lab01_ppo_lambda_demo_runs_with_the_learners_gae(monkeypatch):
     from rlprep.demos.ppo_lambda import summary  # the record the lab's text quotes, from these real runs
 
     values = summary(ns["runs"], STEPS["smoke"])
-    assert values["lam095_gold_end"] == ns["runs"][0.95].meta["gold_end"] and np.isfinite(values["gap_095_vs_0_se"])
-    assert np.isfinite(values["gap_1_vs_095_se"]) and values["lam1_wall_s"] > 0
+    assert values["lam095_gold_end"] == ns["runs"][0.95].meta["gold_end"] and np.isfinite(values["gap_095_vs_0_ci95"])
+    assert np.isfinite(values["gap_1_vs_095_ci95"]) and values["lam1_wall_s"] > 0
+    assert values["n_seeds"] == 1 and values["interval"] == "evaluation samples"  # the cell trains one seed
 
 
 def test_lab02_demo_cells_train_the_rm_with_the_learners_loss(monkeypatch, capsys):

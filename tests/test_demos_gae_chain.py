@@ -146,3 +146,13 @@ def test_ppo_lambda_sweep_over_seeds_records_means_intervals_and_paired_gaps(tmp
     labels = [line.get_label() for line in fig.axes[0].lines]
     assert labels == [f"λ = {lam:g} (mean of 3 seeds)" for lam in ppo_lambda.LAMBDAS]  # one mean line per λ
     plt.close("all")
+
+
+@pytest.mark.parametrize("seeds", [(), (0, 0), tuple(range(12))])
+def test_ppo_lambda_sweep_refuses_seeds_it_cannot_summarize(stand_in_training, seeds):
+    from rlprep.demos import ppo_lambda
+    from rlprep.errors import RlprepError
+
+    with pytest.raises(RlprepError, match="different seeds"):
+        ppo_lambda.lambda_sweep(compute_gae, "smoke", seeds=seeds, live=False, plot=False)
+    assert stand_in_training == []  # refused before any training

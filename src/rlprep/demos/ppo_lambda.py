@@ -22,8 +22,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 
-from rlprep.demos.dpo_beta_sweep import mean_ci95
+from rlprep.demos.dpo_beta_sweep import T_975, mean_ci95
 from rlprep.demos.lab_runs import record_cli, save_record
+from rlprep.errors import RlprepError
 
 LAMBDAS = (0.0, 0.95, 1.0)
 STEPS = {"smoke": 2, "cpu": 20}  # gpu: the profile's own budget
@@ -50,6 +51,9 @@ def lambda_sweep(compute_gae, profile=None, lambdas=LAMBDAS, *, seeds=(0,), live
 
     profile = get_profile(profile) if not hasattr(profile, "name") else profile
     seeds = tuple(seeds)
+    if not 1 <= len(seeds) <= len(T_975) + 1 or len(set(seeds)) < len(seeds):
+        raise RlprepError(f"seeds={seeds!r}: the sweep needs 1 to {len(T_975) + 1} different seeds",
+                          "pass e.g. seeds=(0,) for one run per λ or seeds=(0, 1, 2) for intervals over seeds")
     steps = STEPS.get(profile.name)
     config = PPOConfig.for_profile(profile, **({"steps": steps, "eval_every": 0} if steps else {}))
     if profile.name == "smoke":

@@ -50,10 +50,7 @@ def lambda_sweep(compute_gae, profile=None, lambdas=LAMBDAS, *, seeds=(0,), live
     from rlprep.trainers.reward_model import load_reward_model
 
     profile = get_profile(profile) if not hasattr(profile, "name") else profile
-    seeds = tuple(seeds)
-    if not 1 <= len(seeds) <= len(T_975) + 1 or len(set(seeds)) < len(seeds):
-        raise RlprepError(f"seeds={seeds!r}: the sweep needs 1 to {len(T_975) + 1} different seeds",
-                          "pass e.g. seeds=(0,) for one run per λ or seeds=(0, 1, 2) for intervals over seeds")
+    seeds = check_seeds(seeds)
     steps = STEPS.get(profile.name)
     config = PPOConfig.for_profile(profile, **({"steps": steps, "eval_every": 0} if steps else {}))
     if profile.name == "smoke":
@@ -85,7 +82,17 @@ def lambda_sweep(compute_gae, profile=None, lambdas=LAMBDAS, *, seeds=(0,), live
     return runs if len(seeds) > 1 else {lam: by_seed[seeds[0]] for lam, by_seed in runs.items()}
 
 
-def _by_seed(runs: Mapping) -> dict:
+def check_seeds(seeds, setting: str = "λ") -> tuple:
+    """``seeds`` as a tuple, or an error/fix if it is empty, repeats a seed or is longer than the t table covers."""
+    seeds = tuple(seeds)
+    if not 1 <= len(seeds) <= len(T_975) + 1 or len(set(seeds)) < len(seeds):
+        raise RlprepError(f"seeds={seeds!r}: the sweep needs 1 to {len(T_975) + 1} different seeds",
+                          f"pass e.g. seeds=(0,) for one run per {setting} or seeds=(0, 1, 2) for intervals over "
+                          "seeds")
+    return seeds
+
+
+def runs_by_seed(runs: Mapping) -> dict:
     """``{λ: {seed: History}}`` from either form :func:`lambda_sweep` returns (a lone History: its config's seed)."""
     return {lam: dict(r) if isinstance(r, Mapping) else {r.meta.get("config", {}).get("seed", 0): r}
             for lam, r in runs.items()}
@@ -106,7 +113,7 @@ def plot_runs(runs: Mapping, title: str):
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     for key, ax in zip(("reward/rm", "reward/gold", "stats/explained_var"), axes):
-        for lam, by_seed in _by_seed(runs).items():
+        for lam, by_seed in runs_by_seed(runs).items():
             n = len(by_seed)
             ax.plot(*mean_series(by_seed.values(), key), marker=".",
                     label=f"λ = {lam:g}" + (f" (mean of {n} seeds)" if n > 1 else ""))
@@ -129,14 +136,18 @@ def interval(values: list[float], se: float) -> tuple[float, float]:
     return mean_ci95(values) if len(values) > 1 else (values[0], 1.96 * se)
 
 
-def reading(gap: float, half: float, a: float, b: float, n_seeds: int) -> str:
-    """What the paired interval ``gap ± half`` of gold(λ = a) − gold(λ = b) allows one to say, in words."""
+def reading(gap: float, half: float, a: float, b: float, n_seeds: int, *, setting: str = "λ",
+            quantity: str = "") -> str:
+    """What the paired interval ``gap ± half`` of q(setting = a) − q(setting = b) allows one to say, in words;
+    q is the held-out gold reward unless ``quantity`` names another (e.g. "RM reward")."""
+    on = f" on {quantity}" if quantity else ""
     if abs(gap) <= half:
-        return (f"the interval contains 0: {n_seeds} seed{'s' if n_seeds > 1 else ''} do not rank λ = {a:g} and "
-                f"λ = {b:g} at this budget")
+        return (f"the interval contains 0: {n_seeds} seed{'s' if n_seeds > 1 else ''} do not rank {setting} = {a:g} "
+                f"and {setting} = {b:g}{on} at this budget")
     side, order = ("above", "higher") if gap > 0 else ("below", "lower")
     spread = "the spread between seeds" if n_seeds > 1 else "the spread of the held-out prompts (one seed)"
-    return f"the interval lies {side} 0: λ = {a:g} ends {order} than λ = {b:g} at this budget, beyond {spread}"
+    return (f"the interval lies {side} 0: {setting} = {a:g} ends {order}{on} than {setting} = {b:g} at this budget, "
+            f"beyond {spread}")
 
 
 def summary(runs: Mapping, steps: int, wall_s: float | None = None) -> dict:
@@ -149,7 +160,7 @@ def summary(runs: Mapping, steps: int, wall_s: float | None = None) -> dict:
     paired difference's mean, ``_ci95``, ``_seeds`` over the seeds both λ finished and ``_reading`` (:func:`reading`);
     ``wall_s`` when given.
     """
-    by_seed = _by_seed(runs)
+    by_seed = runs_by_seed(runs)
     first = next(iter(by_seed.values()))
     seeds = list(first)
     out = {"steps": steps, "lambdas": [float(lam) for lam in by_seed], "seeds": seeds,
@@ -182,7 +193,7 @@ def summary(runs: Mapping, steps: int, wall_s: float | None = None) -> dict:
 def format_summary(runs: Mapping, values: dict) -> str:
     """One line per run, then per λ the mean ± 95% interval and the paired differences, as text."""
     lines = []
-    for lam, by_seed in _by_seed(runs).items():
+    for lam, by_seed in runs_by_seed(runs).items():
         for seed, h in by_seed.items():
             m = h.meta
             lines.append(f"λ = {lam:<4g} seed {seed}: held-out gold {m['gold_start']:+.3f} -> {m['gold_end']:+.3f} "

@@ -22,6 +22,7 @@ from functools import partial
 from typing import Callable, Sequence
 
 from rlprep.demos.lab_runs import profile_note, record_cli, save_record
+from rlprep.demos.seed_stats import mean_ci95
 from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.dpo import SWEEP_BETAS, DPOConfig, beta_sweep
 
@@ -32,10 +33,7 @@ RECORD_BUDGET = dict(steps=40, eval_every=40)
 """The recorded sweep's cut of the cpu budget: 3 seeds x 5 β at the lab's 80 steps did not fit in ~15 minutes on
 2 shared cores, so each run trains 40 steps and is evaluated at its start and end (same batch and evaluation size)."""
 
-# Two-sided 95% quantiles of Student's t, t_{0.975, df}, for df = 1..10 (any statistics table).
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
 METRICS = (("kl", "kl_se"), ("gold", "gold_se"), ("implicit_accuracy", None))
-
 
 def lab_config(profile: str | Profile | None = None, **overrides) -> DPOConfig:
     """The lab's budget: ``DPOConfig.for_profile``, cut to seconds per β in the smoke profile."""
@@ -44,14 +42,6 @@ def lab_config(profile: str | Profile | None = None, **overrides) -> DPOConfig:
     if p.name == "smoke":
         config = replace(config, steps=4, eval_every=4, eval_prompts=16, n_train_pairs=64)
     return replace(config, **overrides)
-
-
-def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
-    """``(mean, half-width)`` of the 95% Student-t interval of the mean of ``values`` (n >= 2, n <= 11)."""
-    n = len(values)
-    if not 2 <= n <= len(T_975) + 1:
-        raise ValueError(f"a t-interval needs 2 to {len(T_975) + 1} values, got {n}")
-    return statistics.fmean(values), T_975[n - 2] * statistics.stdev(values) / math.sqrt(n)
 
 
 def summarize_seeds(runs: dict[int, list[dict]]) -> list[dict]:

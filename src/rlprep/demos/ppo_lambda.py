@@ -6,7 +6,7 @@ one seed share its sampling and held-out prompts, so within a seed they differ b
 critic (biased), λ = 1 uses the whole noisy return.
 
 With several seeds each λ gets the mean held-out gold reward over seeds and its 95% Student-t interval
-(:func:`rlprep.demos.dpo_beta_sweep.mean_ci95`), and λ = 0.95 − λ = 0 is taken seed by seed (a paired difference)
+(:func:`rlprep.demos.seed_stats.mean_ci95`), and λ = 0.95 − λ = 0 is taken seed by seed (a paired difference)
 before its mean and interval. With one seed, ± covers the held-out prompts only (1.96 standard errors).
 
     python -m rlprep.demos.ppo_lambda --record   # RECORD_SEEDS x LAMBDAS -> records/lab01_ppo_lambda.json
@@ -22,9 +22,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 
-from rlprep.demos.dpo_beta_sweep import T_975, mean_ci95
 from rlprep.demos.lab_runs import record_cli, save_record
-from rlprep.errors import RlprepError
+from rlprep.demos.seed_stats import check_seeds, interval, mean_series, reading, runs_by_seed
 
 LAMBDAS = (0.0, 0.95, 1.0)
 STEPS = {"smoke": 2, "cpu": 20}  # gpu: the profile's own budget
@@ -82,29 +81,6 @@ def lambda_sweep(compute_gae, profile=None, lambdas=LAMBDAS, *, seeds=(0,), live
     return runs if len(seeds) > 1 else {lam: by_seed[seeds[0]] for lam, by_seed in runs.items()}
 
 
-def check_seeds(seeds, setting: str = "λ") -> tuple:
-    """``seeds`` as a tuple, or an error/fix if it is empty, repeats a seed or is longer than the t table covers."""
-    seeds = tuple(seeds)
-    if not 1 <= len(seeds) <= len(T_975) + 1 or len(set(seeds)) < len(seeds):
-        raise RlprepError(f"seeds={seeds!r}: the sweep needs 1 to {len(T_975) + 1} different seeds",
-                          f"pass e.g. seeds=(0,) for one run per {setting} or seeds=(0, 1, 2) for intervals over "
-                          "seeds")
-    return seeds
-
-
-def runs_by_seed(runs: Mapping) -> dict:
-    """``{λ: {seed: History}}`` from either form :func:`lambda_sweep` returns (a lone History: its config's seed)."""
-    return {lam: dict(r) if isinstance(r, Mapping) else {r.meta.get("config", {}).get("seed", 0): r}
-            for lam, r in runs.items()}
-
-
-def mean_series(histories, key: str) -> tuple[list, list[float]]:
-    """``(steps, values)``: the mean of ``key`` over ``histories`` at the steps every one of them logged."""
-    points = [dict(zip(*h.series(key))) for h in histories]
-    steps = sorted(set.intersection(*(set(p) for p in points))) if points else []
-    return steps, [statistics.fmean(p[s] for p in points) for s in steps]
-
-
 def plot_runs(runs: Mapping, title: str):
     """RM reward, gold reward and explained variance per step: one line per λ, the mean over its seeds."""
     import matplotlib.pyplot as plt
@@ -129,25 +105,6 @@ def plot_runs(runs: Mapping, title: str):
 
 def _key(lam: float) -> str:
     return f"lam{lam:g}".replace(".", "")
-
-
-def interval(values: list[float], se: float) -> tuple[float, float]:
-    """``(mean, 95% half-width)``: Student t over ``values`` (one per seed); for one value, 1.96 ``se``."""
-    return mean_ci95(values) if len(values) > 1 else (values[0], 1.96 * se)
-
-
-def reading(gap: float, half: float, a: float, b: float, n_seeds: int, *, setting: str = "λ",
-            quantity: str = "") -> str:
-    """What the paired interval ``gap ± half`` of q(setting = a) − q(setting = b) allows one to say, in words;
-    q is the held-out gold reward unless ``quantity`` names another (e.g. "RM reward")."""
-    on = f" on {quantity}" if quantity else ""
-    if abs(gap) <= half:
-        return (f"the interval contains 0: {n_seeds} seed{'s' if n_seeds > 1 else ''} do not rank {setting} = {a:g} "
-                f"and {setting} = {b:g}{on} at this budget")
-    side, order = ("above", "higher") if gap > 0 else ("below", "lower")
-    spread = "the spread between seeds" if n_seeds > 1 else "the spread of the held-out prompts (one seed)"
-    return (f"the interval lies {side} 0: {setting} = {a:g} ends {order}{on} than {setting} = {b:g} at this budget, "
-            f"beyond {spread}")
 
 
 def summary(runs: Mapping, steps: int, wall_s: float | None = None) -> dict:

@@ -19,9 +19,8 @@ import math
 import statistics
 from dataclasses import replace
 
-from rlprep.demos.dpo_beta_sweep import mean_ci95
 from rlprep.demos.lab_runs import profile_note, record_cli, save_record
-from rlprep.demos.ppo_lambda import check_seeds, interval, mean_series, reading, runs_by_seed
+from rlprep.demos.seed_stats import check_seeds, interval, mean_ci95, mean_series, reading, runs_by_seed
 from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.ppo import PPOConfig, train_ppo
 
@@ -194,7 +193,7 @@ def summary(history, runs: dict, rows: list[dict]) -> dict:
     the share of samples that parse). Each is the mean over seeds with ``_seeds`` (one value per seed) and, with
     several seeds, ``_ci95`` (95% Student-t half-width); with one seed the gold end's ``_ci95`` is 1.96 standard
     errors over held-out prompts. Per pair in :data:`EPS_GAPS` and :data:`KL_GAPS`: the paired difference's mean,
-    ``_ci95``, ``_seeds`` and ``_reading`` (:func:`rlprep.demos.ppo_lambda.reading`).
+    ``_ci95``, ``_seeds`` and ``_reading`` (:func:`rlprep.demos.seed_stats.reading`).
     """
     m = history.meta
     values = {f"main_{k}": m[k] for k in ("gold_start", "gold_start_se", "gold_end", "gold_end_se", "gold_gain_se",

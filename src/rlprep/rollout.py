@@ -43,6 +43,11 @@ class Rollout:
 
 
 
+
+def pad_id(tokenizer) -> int:
+    """The id that fills padding: the tokenizer's pad token, else its eos."""
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
 def select_rows(rollout: Rollout, rows: torch.Tensor) -> Rollout:
     """A copy of ``rollout`` holding only ``rows`` ([n] long indices into B), in that order."""
     import copy
@@ -76,7 +81,7 @@ def _left_pad(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor
         if not row:
             raise ValueError(f"prompt {i} is empty: every prompt needs at least one token")
     width = max(len(r) for r in rows)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    pad = pad_id(tokenizer)
     input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], dtype=torch.long)  # (B, P)
     attention_mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], dtype=torch.long)
     return input_ids, attention_mask
@@ -119,7 +124,7 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
     device = next(model.parameters()).device
     input_ids, prompt_mask = input_ids.to(device), prompt_mask.to(device)
     eos = tokenizer.eos_token_id
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    pad = pad_id(tokenizer)
     generator = torch.Generator(device=device)
     if seed is None:
         generator.seed()

@@ -10,7 +10,7 @@ def bench_rollout(profile, device, repeats: int, batch: int = 64, new_tokens: in
     """Sampled completion tokens/s: :func:`rlprep.rollout.generate` vs ``model.generate`` (KV cache, same batch)."""
     import torch
 
-    from rlprep.rollout import generate
+    from rlprep.rollout import generate, pad_id
     from rlprep.tinyworld import get_task, load_policy
 
     policy, tok = load_policy("reviews", profile)
@@ -20,7 +20,7 @@ def bench_rollout(profile, device, repeats: int, batch: int = 64, new_tokens: in
     task = get_task("reviews")
     prompts = [ex.prompt if hasattr(ex, "prompt") else ex for ex in task.sample(batch, split="test", seed=3)]
     eos = tok.eos_token_id
-    pad = tok.pad_token_id if tok.pad_token_id is not None else eos
+    pad = pad_id(tok)
 
     def ours(seed):
         r = generate(policy, tok, prompts, max_new_tokens=new_tokens, temperature=1.0, seed=seed)

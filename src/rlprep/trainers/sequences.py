@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from rlprep.rollout import position_ids_from_mask
+from rlprep.rollout import pad_id, position_ids_from_mask
 
 
 def reference(module: str, name: str) -> Callable:
@@ -99,11 +99,6 @@ def encode_pairs(tokenizer, prompts: list[str], completions: list[str], device, 
     """
     rows, comp_lens = tokenize_pairs(tokenizer, prompts, completions, add_eos, max_length)
     return pad_left(rows, comp_lens, pad_id(tokenizer), device)
-
-
-def pad_id(tokenizer) -> int:
-    """The id that fills padding: the tokenizer's pad token, else its eos."""
-    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
 
 def tokenize_pairs(tokenizer, prompts: list[str], completions: list[str], add_eos: bool = True,

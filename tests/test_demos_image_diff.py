@@ -75,56 +75,48 @@ def test_experiment_records_each_ratio_as_a_median_over_runs_with_its_spread(mon
     assert values["two_threads_over_one"] == 0.75 and values["cached_over_read"] == 5.0
 
 
-def test_recorded_threads_note_quotes_the_record_and_its_verdict_follows_the_figures():
+def test_threads_evidence_prints_the_recorded_figures_and_its_verdicts_follow_them():
     from rlprep import records
     from rlprep.demos import image_diff as demo
 
     rec = records.load(demo.RECORD)
-    note = demo.recorded_threads_note(rec)
     v = rec["values"]
-    assert f"{v['norm_1_thread']:.2f} ({v['norm_1_thread_min']:.2f}" in note
-    assert f"{v['cached_gbs']:.1f}" in note and f"{v['runs']} runs" in note
-    # logistics (date, machine, load, sharing) go to the Reproducibility note, not into the evidence (round7f, W33)
-    assert rec["date"] not in note and "load average" not in note and rec["machine"] not in note
-    assert "shared with other jobs" not in note and "busy with other" not in note
-    assert rec["machine"] in demo.recorded_conditions(rec)
-    assert rec["date"] in demo.recorded_conditions(rec) and f"{v['load_avg_1min'][0]:.1f}" in demo.recorded_conditions(rec)
-    flat = dict(v, norm_1_over_default_min=0.97, norm_1_over_default_max=1.04, two_threads_over_one_min=0.95)
-    assert "do not speed this call up" in demo.recorded_threads_note(dict(rec, values=flat))
-    assert "no faster on this machine (its load is printed below). That is not a general law" in \
-        demo.recorded_threads_note(dict(rec, values=flat))
-    assert "one core already draws" not in demo.recorded_threads_note(dict(rec, values=flat))
-    helped = dict(flat, norm_1_over_default_min=1.6, norm_1_over_default_max=1.9, two_threads_over_one_min=0.6)
-    text = demo.recorded_threads_note(dict(rec, values=helped))
-    assert "OpenCV's threads matter" in text and "a second core adds bandwidth" in text
+    text = demo.threads_evidence(rec)
+    # the figures themselves, from the record, in the evidence (round13f, W33): not deferred to another cell
+    for key, fmt in (("norm_1_thread", ".2f"), ("norm_default_threads", ".2f"), ("read_gbs", ".1f"),
+                     ("cached_gbs", ".1f"), ("scan_2_threads", ".2f"), ("scan_1_thread", ".2f"),
+                     ("numpy_over_floor", ".1f"), ("early_over_floor_whole", ".3f")):
+        assert f"{v[key]:{fmt}} ({v[key + '_min']:{fmt}}–{v[key + '_max']:{fmt}})" in text, key
+    assert f"{v['runs']} runs" in text and "Reproducibility note at the end" not in text
+    # logistics (date, machine, load, sharing) stay in the Reproducibility note (round7f, W33)
+    assert rec["date"] not in text and rec["machine"] not in text and "load average" not in text
+    assert "shared with other jobs" not in text and "busy with other" not in text
+    assert rec["machine"] in demo.recorded_conditions(rec) and rec["date"] in demo.recorded_conditions(rec)
+    assert f"{v['load_avg_1min'][0]:.1f}" in demo.recorded_conditions(rec)
+    # each verdict follows the ratios over all runs
+    flat = dict(v, norm_1_over_default_min=0.97, norm_1_over_default_max=1.04, two_threads_over_one_min=0.95,
+                cached_over_read_min=5.0)
+    text = demo.threads_evidence(dict(rec, values=flat))
+    assert "threads do not speed this call up" in text and "no faster on the recording machine" in text
+    assert "bound by the bytes it fetches" in text
+    assert "slower on the recording machine" in demo.threads_evidence(dict(rec, values=dict(flat, two_threads_over_one_min=1.2)))
+    helped = dict(flat, norm_1_over_default_min=1.6, norm_1_over_default_max=1.9, two_threads_over_one_min=0.6,
+                  cached_over_read_min=1.2)
+    text = demo.threads_evidence(dict(rec, values=helped))
+    assert "OpenCV's threads sped this call up" in text and "a second core added bandwidth" in text
+    assert "not clearly enough to call the full pass memory-bound" in text
 
 
-def test_threads_evidence_states_the_general_finding_and_leaves_the_figures_to_the_reproducibility_note():
-    import re
+def test_notebook_prints_the_recorded_figures_in_the_evidence_and_the_conditions_in_the_note():
     from pathlib import Path
 
     import nbformat
 
-    from rlprep import records
-    from rlprep.demos import image_diff as demo
-
-    rec = records.load(demo.RECORD)
-    v = rec["values"]
-    finding = demo.threads_finding(rec)
-    # no machine figure in the answer section (round9f, W33): no unit, and none of the record's values
-    assert not re.search(r"\d\s*(ms|GB/s|×)", finding)
-    floats = [x for x in v.values() if isinstance(x, float)]
-    assert not any(f"{x:.2f}" in finding or f"{x:.1f}" in finding for x in floats)
-    assert "setNumThreads` does not change" in finding and "bound by the bytes it fetches" in finding
-    # each sentence follows the record: ratios that say otherwise change the text
-    busy = dict(v, norm_1_over_default_min=1.5, norm_1_over_default_max=1.8, cached_over_read_min=1.2)
-    other = demo.threads_finding(dict(rec, values=busy))
-    assert "sped `cv2.norm(a, b, NORM_INF)` up" in other and "do not show a memory-bound pass" in other
-    # the notebook prints the finding in evidence (d) and the machine's figures only in its Reproducibility note
     nb = nbformat.read(Path(__file__).parents[1] / "notebooks" / "12_image_diff.ipynb", as_version=4)
     cells = {c.id: c.source for c in nb.cells}
-    assert "threads_finding()" in cells["w33-bench-recorded"] and "recorded_threads_note" not in cells["w33-bench-recorded"]
-    assert "recorded_threads_note()" in cells["reproducibility-conditions"]
+    assert "threads_evidence()" in cells["w33-bench-recorded"]
+    assert "recorded_conditions()" in cells["reproducibility-conditions"]
+    assert "threads_evidence" not in cells["reproducibility-conditions"]
 
 
 # W33 depth checks (notebook 12) ---------------------------------------------------------------------------------
@@ -180,3 +172,56 @@ def test_average_pooling_loses_the_exact_box_but_helps_a_faint_gradual_change():
     assert out["noise_ratio"] == pytest.approx(4.0, rel=0.1)  # averaging 16 pixels: noise std / 4
     assert out["full_box"] is not None and out["pooled_box"] is not None
     assert _edge_gap(out["pooled_box"], out["target"]) < _edge_gap(out["full_box"], out["target"])
+
+
+# W33's prose (review round13f): one statement per pitfall, no course internals, clearly shorter ------------------
+def _w33_markdown():
+    from pathlib import Path
+
+    import nbformat
+
+    nb = nbformat.read(Path(__file__).parents[1] / "notebooks" / "12_image_diff.ipynb", as_version=4)
+    return {c.id: c.source for c in nb.cells if c.cell_type == "markdown" and c.id.startswith("w33-")}
+
+
+def test_w33_states_each_classic_pitfall_once_in_the_notebook():
+    import re
+
+    cells = _w33_markdown()
+    pitfalls = {  # pitfall -> a pattern only its statement uses; each appeared in 2-5 cells before round13f's fix
+        "uint8 wrap-around": r"wrap",
+        "3 - 5 = 254": r"\b254\b",
+        "exclusive bound": r"off by one|off-by-one|exclusive",
+        "x is the column": r"x is the column|x = column|swap",
+        "drift from the whole frame's median": r"whole[- ]frame'?s? median",
+        "a block tested by a signed sum": r"(?:signed )?sum[^.]*\bcancel|cancel[^.]*\bblock",
+        "a block tested by its mean": r"\bmean\b",
+    }
+    for name, pattern in pitfalls.items():
+        found = [cid for cid, text in cells.items() if re.search(pattern, text, re.IGNORECASE)]
+        assert len(found) == 1, f"{name}: stated in {found}"
+
+
+def test_w33_prose_names_no_course_module_and_is_clearly_shorter():
+    import re
+
+    cells = _w33_markdown()
+    for cid, text in cells.items():
+        assert not re.search(r"\brlprep\.|\bthe benchmark module\b|\bour module\b", text), cid
+    # round13f: the W33 markdown of notebook 12 was 19,116 characters; the review asked for at least 30% fewer
+    assert sum(len(text) for text in cells.values()) <= 0.7 * 19_116
+
+
+def test_w33_bank_entry_states_each_pitfall_once_and_keeps_measurements_out():
+    from rlprep.interview.bank import load_bank
+
+    q = load_bank()["W33"]
+    zh = [kp.zh for kp in q.key_points] + [fu.a.zh for fu in q.follow_ups] + [m.zh for m in q.misconceptions]
+    en = [kp.en for kp in q.key_points] + [fu.a.en for fu in q.follow_ups] + [m.en for m in q.misconceptions]
+    for word in ("抵消", "回绕", "补集"):  # block sums cancel; uint8 wraps; the whole-frame median's complement box
+        assert sum(word in text for text in zh) == 1, word
+    assert sum("cancel" in text for text in en) == 1
+    # the spoken answer does not recite the bug list; the misconceptions speak of bandwidth, not of one measurement
+    assert "回绕" not in q.spoken_answer_zh and "闭区间" not in q.spoken_answer_zh
+    assert not any("measurement" in text or "测量" in text for text in en + zh)
+    assert any("带宽" in m.zh and "Lemire" in m.zh for m in q.misconceptions)

@@ -195,74 +195,46 @@ def quoted(values: dict, key: str, fmt: str = ".2f") -> str:
     return f"{values[key]:{fmt}} ({values[key + '_min']:{fmt}}–{values[key + '_max']:{fmt}})"
 
 
-def threads_finding(record: dict | None = None) -> str:
-    """Markdown for notebook 12's evidence (d): the general finding the recorded thread/bandwidth check supports,
-    with no machine figures (those are in :func:`recorded_threads_note`, printed in the Reproducibility note). Each
-    sentence is chosen by the record's ratios over all its runs, so a record that contradicts a claim changes the
-    text instead of leaving the claim standing."""
+def threads_evidence(record: dict | None = None) -> str:
+    """Markdown for notebook 12's timing evidence: the recorded thread/bandwidth check and the 4K benchmark as
+    multiples of the floor. Every figure comes from the record (``records/lab08_image_diff.json``: medians over its
+    runs, min-max in brackets), and each verdict follows from the ratios over all runs (a ratio whose runs all stay
+    within 1.1 is "no change"), so a record that contradicts a claim changes the text. The run's date, machine and
+    load are :func:`recorded_conditions`, printed in the notebook's Reproducibility note, not here."""
     from rlprep import records
 
     v = (record or records.load(RECORD))["values"]
+    norm = f"{quoted(v, 'norm_1_over_default')}× the default's time"
     if v["norm_1_over_default_max"] <= 1.1:
-        norm = ("`cv2.setNumThreads` does not change `cv2.norm(a, b, NORM_INF)`: its CPU path is one sequential SIMD "
-                "loop, so a second core has to come from row bands of your own.")
+        norm += (": OpenCV's threads do not speed this call up (its CPU path is one sequential SIMD loop), so a "
+                 "second core has to come from row bands of your own")
     elif v["norm_1_over_default_min"] > 1.1:
-        norm = "OpenCV's own threads sped `cv2.norm(a, b, NORM_INF)` up in every recorded run."
+        norm += ": OpenCV's threads sped this call up in every run"
     else:
-        norm = "Whether OpenCV's threads change `cv2.norm(a, b, NORM_INF)` was within the noise of the recorded runs."
+        norm += ": within the noise of the runs"
     if v["cached_over_read_min"] > 2.0:
-        read = ("The same call on a block that stays in cache ran several times faster than over the whole frame in "
-                "every recorded run: the arithmetic is cheap, and a full pass is bound by the bytes it fetches.")
+        read = "faster: the arithmetic is cheap, and a full pass is bound by the bytes it fetches from memory"
     else:
-        read = ("A block that stays in cache was not clearly faster than the whole frame in the recorded runs, so "
-                "they do not show a memory-bound pass.")
-    return (f"- {norm}\n- {read}\n- Whether two row bands beat one depends on free cores and on how much of the "
-            "memory bandwidth one core already draws, so the two-thread figure describes the machine that recorded "
-            "it, not the algorithm (part 3).\n\nThe recorded figures, and the machine they hold for, are in the "
-            "Reproducibility note at the end of this notebook.")
-
-
-def recorded_threads_note(record: dict | None = None) -> str:
-    """Markdown for notebook 12's Reproducibility note: did threads help the 4K scan on the recording machine, and
-    why? Every figure comes from the record (``records/lab08_image_diff.json``: medians over its runs, min-max in
-    brackets); each verdict follows from those figures (a ratio whose runs all stay below 1.1 is "no slower") and is
-    scoped to that machine. The run's date, machine and load are :func:`recorded_conditions`, printed beside it."""
-    from rlprep import records
-
-    rec = record or records.load(RECORD)
-    v = rec["values"]
-    norm_ratio, two_ratio = v["norm_1_over_default_min"], v["two_threads_over_one_min"]
-    if norm_ratio > 1.1:
-        norm_text = f"{quoted(v, 'norm_1_over_default')}× the default's time, so OpenCV's threads matter here"
-    elif v["norm_1_over_default_max"] <= 1.1:
-        norm_text = (f"{quoted(v, 'norm_1_over_default')}× the default's time, no slower: OpenCV's threads do not "
-                     "speed this call up (its CPU path is one sequential SIMD loop), so only our own threads can "
-                     "bring in a second core")
+        read = "faster, not clearly enough to call the full pass memory-bound"
+    if v["two_threads_over_one_min"] >= 0.9:
+        two = ("slower" if v["two_threads_over_one_min"] > 1.1 else "no faster") + (
+            " on the recording machine (its conditions are in the Reproducibility note); bands pay only with a free "
+            "core and bandwidth one core cannot draw alone (part 3)")
     else:
-        norm_text = f"{quoted(v, 'norm_1_over_default')}× the default's time: within the noise of these runs"
-    if two_ratio >= 0.9:
-        two_text = ("no faster on this machine (its load is printed below). That is not a general law: "
-                    "the one-thread read rate above is several times below what one idle core streams, and on an "
-                    "idle multi-core machine row bands scale until the memory controllers saturate")
-    else:
-        two_text = (f"{quoted(v, 'two_threads_over_one')}× the one-thread time: a second core adds bandwidth one "
-                    "core cannot draw alone")
+        two = "a second core added bandwidth one core could not draw alone"
     return (
-        f"Measured with the reference on the {v['width']} × {v['height']} × 3 pair on the course's recording machine "
-        f"({rec['profile']} profile; {v['runs']} runs of "
-        f"{v['repeats']} calls each; medians over the runs, min–max in brackets).\n\n"
-        f"- `cv2.norm(a, b, NORM_INF)` over the identical pair: {quoted(v, 'norm_default_threads')} ms with OpenCV's "
-        f"default {v['opencv_threads']} threads, {quoted(v, 'norm_1_thread')} ms with `cv2.setNumThreads(1)`: "
-        f"{norm_text}.\n"
-        f"- That pass reads the pair at {quoted(v, 'read_gbs', '.1f')} GB/s; the same call on a 256 KiB block that "
-        f"stays in cache reads at {quoted(v, 'cached_gbs', '.1f')} GB/s, {quoted(v, 'cached_over_read', '.1f')}× "
-        f"faster. The arithmetic is cheap; on this machine, fetching the bytes from memory bounds one thread.\n"
-        f"- The full scan on two row bands in two threads: {quoted(v, 'scan_2_threads')} ms against "
-        f"{quoted(v, 'scan_1_thread')} ms on one, {two_text}.\n"
+        f"Recorded with the reference on the {v['width']} × {v['height']} × 3 pair: {v['runs']} runs of "
+        f"{v['repeats']} calls, medians over the runs, min–max in brackets.\n\n"
+        f"- `cv2.norm(a, b, NORM_INF)` over the pair: {quoted(v, 'norm_default_threads')} ms with OpenCV's default "
+        f"{v['opencv_threads']} threads, {quoted(v, 'norm_1_thread')} ms with `cv2.setNumThreads(1)`, {norm}.\n"
+        f"- That pass reads the pair at {quoted(v, 'read_gbs', '.1f')} GB/s; on a 256 KiB block that stays in cache "
+        f"the same call reads {quoted(v, 'cached_gbs', '.1f')} GB/s, {quoted(v, 'cached_over_read', '.1f')}× {read}.\n"
+        f"- The scan on two row bands in two threads: {quoted(v, 'scan_2_threads')} ms against "
+        f"{quoted(v, 'scan_1_thread')} ms on one, {quoted(v, 'two_threads_over_one')}×: {two}.\n"
         f"- Small change in the centre, as multiples of the floor ({quoted(v, 'floor_ms', '.1f')} ms): numpy "
         f"{quoted(v, 'numpy_over_floor', '.1f')}×, the OpenCV pipeline {quoted(v, 'opencv_over_floor', '.1f')}×, "
-        f"early exit {quoted(v, 'early_over_floor_small')}×; whole image changed: early exit "
-        f"{quoted(v, 'early_over_floor_whole', '.3f')}×; the naive loop {quoted(v, 'naive_over_floor', ',.0f')}×.")
+        f"early exit {quoted(v, 'early_over_floor_small')}×, the naive loop {quoted(v, 'naive_over_floor', ',.0f')}×; "
+        f"whole image changed: early exit {quoted(v, 'early_over_floor_whole', '.3f')}×.")
 
 
 def recorded_conditions(record: dict | None = None) -> str:

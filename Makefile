@@ -64,11 +64,17 @@ node:
 lab: $(STAMP) sandbox
 	$(PY) -m rlprep lab
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist; a test file stays in one process, so its module fixtures
+# are built once), each with one torch thread: on 2 cores two single-threaded workers take 500 s where one process
+# with two threads took 840 s, and two-thread workers on a busy machine spin (a 5 s test took 230 s there).
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(max(1, min(4, len(os.sched_getaffinity(0)))))')
+
 test: $(STAMP) sandbox postgres
 	@# Build the smoke warm starts once, up front, so no notebook cell waits on an SFT build.
 	RLPREP_PROFILE=smoke $(PY) -m rlprep models build --profile smoke --task all
 	@mkdir -p build; start=$$(date +%s); \
-	RLPREP_PROFILE=smoke $(PY) -m pytest -q -m "not e2e and not slow and not gpu" tests; rc=$$?; \
+	OMP_NUM_THREADS=1 RLPREP_PROFILE=smoke $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	  -m "not e2e and not slow and not gpu" tests; rc=$$?; \
 	echo $$(( $$(date +%s) - start )) > build/make-test-seconds; exit $$rc
 
 release: $(STAMP)

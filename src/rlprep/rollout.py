@@ -91,7 +91,8 @@ def _left_pad(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor
 def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperature: float = 1.0,
              seed: int | None = None) -> Rollout:
     """Sample one completion per prompt, batched, with the KV cache; stop each row at eos (a row that has emitted
-    eos leaves the batch and the cache, so later steps compute only the rows still sampling).
+    eos leaves the batch and the cache, so later steps compute only the rows still sampling). A prompt that appears
+    several times is encoded once (:mod:`rlprep.prefix_sharing`).
 
     Args:
         model: a causal LM (``GPT2LMHeadModel``); its mode is left as is (use eval mode for sampling).
@@ -106,6 +107,8 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
     Returns:
         :class:`Rollout` with ``logprobs[b, t] = log softmax(logits / temperature)[sampled token]``.
     """
+    from rlprep import prefix_sharing  # it builds on this module's helpers
+
     if not prompts:
         raise ValueError("prompts is empty: pass at least one prompt")
     if isinstance(prompts, str):
@@ -145,13 +148,18 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
     position_ids = position_ids_from_mask(prompt_mask)  # (b, P), then (b, 1): each row's next position
     next_position = prompt_mask.sum(-1, keepdim=True)  # (b, 1) position of the first completion token
     step_ids = input_ids  # what the next forward consumes: the whole prompt first, then one token
+    # A prompt repeated in the batch (GRPO's G samples of it) is encoded once and its KV cache copied to its rows.
+    shared = None if prefix_sharing.dropout_active(model) else prefix_sharing.repeated_prompts(input_ids, prompt_mask)
     past, n_steps = None, 0
     for t in range(max_new_tokens):
         with autocast_ctx:  # bf16 on CUDA (the trainers' forward passes use the same autocast), no-op on CPU
-            out = model(input_ids=step_ids, attention_mask=attention_mask, position_ids=position_ids,
-                        use_cache=True, logits_to_keep=1, **{cache_name: past})
-        past = getattr(out, cache_name)  # the KV cache
-        logits = out.logits[:, -1, :].float()  # (b, V)
+            if t == 0 and shared is not None:
+                past, logits = prefix_sharing.encode_prompts_once(model, input_ids, prompt_mask, *shared)
+            else:
+                out = model(input_ids=step_ids, attention_mask=attention_mask, position_ids=position_ids,
+                            use_cache=True, logits_to_keep=1, **{cache_name: past})
+                past, logits = getattr(out, cache_name), out.logits[:, -1, :]  # the KV cache, (b, V)
+        logits = logits.float()  # (b, V)
         if temperature == 0:
             logp_all = F.log_softmax(logits, dim=-1)
             token = logp_all.argmax(-1)  # (b,)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from rlprep import prefix_sharing
 from rlprep.rollout import pad_id, position_ids_from_mask
 
 
@@ -55,13 +56,19 @@ def forward_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
     """Logits ``[B, n_last, V]`` (float32) predicting tokens ``L-n_last+1 .. L`` of each row, i.e. the logits at
     positions ``L-n_last-1 .. L-2``, aligned with the last ``n_last`` tokens as labels.
 
-    With ``n_last=None`` every next-token logit is returned: ``[B, L-1, V]``.
+    With ``n_last=None`` every next-token logit is returned: ``[B, L-1, V]``. Rows whose first ``L - n_last`` tokens
+    repeat (a GRPO group's shared prompt) have them encoded once (:mod:`rlprep.prefix_sharing`; same values up to
+    float rounding).
     """
     L = input_ids.shape[1]
     n_last = L - 1 if n_last is None else n_last
     if not 0 < n_last < L:
         raise ValueError(f"n_last must be in 1..{L - 1} for sequences of length {L}, got {n_last}")
     with autocast(input_ids.device):
+        if n_last < L - 1:  # rows that repeat their first L - n_last tokens (GRPO's groups) encode them once
+            shared = prefix_sharing.completion_logits(model, input_ids, attention_mask, n_last)
+            if shared is not None:
+                return shared  # (B, n_last, V)
         out = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False,  # no KV cache to build
                     position_ids=position_ids_from_mask(attention_mask), logits_to_keep=n_last + 1)
     logits = out.logits[:, :-1].float()  # (B, n_last, V): position t predicts token t+1

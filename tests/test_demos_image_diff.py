@@ -119,6 +119,35 @@ def test_notebook_prints_the_recorded_figures_in_the_evidence_and_the_conditions
     assert "threads_evidence" not in cells["reproducibility-conditions"]
 
 
+
+def test_w33_markdown_says_in_words_what_the_recorded_run_holds_and_the_record_agrees():
+    """round14f: the evidence that prints recorded figures says in its markdown what was measured and which way it
+    came out, without typing a figure; each stated direction must follow from the record (all runs)."""
+    import re
+    from pathlib import Path
+
+    import nbformat
+
+    from rlprep import records
+    from rlprep.demos import image_diff as demo
+
+    nb = nbformat.read(Path(__file__).parents[1] / "notebooks" / "12_image_diff.ipynb", as_version=4)
+    note = " ".join({c.id: c.source for c in nb.cells}["w33-bench-note"].split())
+    recorded = note[note.index("The next cell prints the recorded run"):]
+    v = records.load(demo.RECORD)["values"]
+    claims = {  # phrase in the notebook -> what the record must show for it to be true
+        "three runs": v["runs"] == 3,
+        "threads on and off for the two-array max (no speed-up": v["norm_1_over_default_max"] <= 1.1,
+        "many times faster than on the full pair": v["cached_over_read_min"] > 2.0,
+        "two row bands against one (no faster on the recording machine": v["two_threads_over_one_min"] >= 0.9,
+        "the early exit near or below it for a small change": v["early_over_floor_small_max"] <= 1.1,
+        "the numpy answer far above it": v["numpy_over_floor_min"] >= 10.0,
+    }
+    for phrase, holds in claims.items():
+        assert phrase in recorded, phrase
+        assert holds, f"the record no longer supports: {phrase!r}"
+    assert not re.search(r"\d+\.\d+|\d+ ?(?:×|ms|GB/s)", recorded), "figures come from the record, not the prose"
+
 # W33 depth checks (notebook 12) ---------------------------------------------------------------------------------
 def _edge_gap(box, target):
     return max(abs(b - t) for b, t in zip(box, target))

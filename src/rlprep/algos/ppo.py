@@ -75,7 +75,7 @@ def compute_gae_tokens(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalized advantage estimation along each row of completion tokens.
 
-    GAE (Schulman et al. 2016, arXiv 1506.02438), Eq. 16: A_t = sum_l (gamma lam)^l delta_{t+l}, with
+    GAE (Schulman et al., ICLR 2016, arXiv 1506.02438), Eq. 16: A_t = sum_l (gamma lam)^l delta_{t+l}, with
     delta_t = r_t + gamma V_{t+1} - V_t. The episode ends at the last valid token: nothing is bootstrapped
     beyond it, and values at invalid positions are never read. Results are detached (they are targets).
 

@@ -265,3 +265,26 @@ def test_a_run_of_some_sections_keeps_the_others_with_their_date(tmp_path):
     bench_report.carry_over(report, tmp_path)
     assert report["sections"] == {"steps": {"new": 1}, "target": {"t": 1}}  # the measured one wins
     assert report["carried_over"] == {"target": "2026-11-30 08:24 UTC"}
+
+
+def test_each_run_that_measured_steps_appends_one_numbered_line(tmp_path):
+    from rlprep.bench import report as rep
+
+    report = {"command": "python -m rlprep bench --only steps", "machine": {"cpu_count": 2}}
+    rep.log_step_run(report, {"steps": {"grpo": {"ratio": 1.9}}}, tmp_path)
+    rep.log_step_run(report, {"steps": {"grpo": {"ratio": 1.8}}, "rollout": {"ours_over_hf": 1.2}}, tmp_path)
+    rows = [json.loads(line) for line in (tmp_path / rep.STEP_RUNS).read_text().splitlines()]
+    assert [r["run"] for r in rows] == [1, 2]
+    assert [r["steps"]["grpo"]["ratio"] for r in rows] == [1.9, 1.8]
+    assert "rollout" not in rows[0] and rows[1]["rollout"]["ours_over_hf"] == 1.2
+
+
+def test_a_run_without_the_steps_section_logs_no_step_run(tmp_path):
+    """Sections carried over from an older report are not this run's measurements: nothing is appended."""
+    from rlprep.bench import report as rep
+
+    stored = {"machine": {"date_utc": "2026-01-01 00:00 UTC"}, "sections": {"steps": {"grpo": {"ratio": 1.5}}}}
+    (tmp_path / "benchmarks.json").write_text(json.dumps(stored))
+    assert bench.run(_args(tmp_path, only="tests")) == 0
+    assert "steps" in json.loads((tmp_path / "benchmarks.json").read_text())["sections"]  # carried over
+    assert not (tmp_path / rep.STEP_RUNS).exists()

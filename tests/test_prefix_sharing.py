@@ -49,6 +49,13 @@ def test_repeated_prompts_finds_each_distinct_prompt_and_maps_every_row_to_it():
     assert prefix_sharing.repeated_prompts(ids[1:3], mask[1:3]) is None  # no repeat: nothing to share
 
 
+def test_the_environment_switch_turns_sharing_off(monkeypatch):
+    ids, mask = torch.tensor([[5, 6], [5, 6]]), torch.ones(2, 2, dtype=torch.long)
+    assert prefix_sharing.repeated_prompts(ids, mask) is not None
+    monkeypatch.setenv("RLPREP_PREFIX_SHARING", "0")
+    assert prefix_sharing.repeated_prompts(ids, mask) is None
+
+
 def test_padding_never_matches_a_real_token():
     """[pad=0, 5] and [token 0, 5] are different prompts even though their ids are equal."""
     ids = torch.tensor([[0, 5], [0, 5]])

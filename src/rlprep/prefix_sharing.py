@@ -14,12 +14,20 @@ same for GRPO inside one attention pass, shows that forward outputs and gradient
 saving on long shared prompts; here two passes and the model's own KV cache do it without touching attention.
 
 Not used when it cannot be exact: dropout active in training mode (G copies would draw G masks, one shared prompt
-draws one), or no prompt repeats (two passes would only add overhead).
+draws one), or no prompt repeats (two passes would only add overhead). ``RLPREP_PREFIX_SHARING=0`` turns it off
+(to measure what it saves, or to rule it out while debugging).
 """
 
 from __future__ import annotations
 
+import os
+
 import torch
+
+
+def enabled() -> bool:
+    """False when ``RLPREP_PREFIX_SHARING=0``."""
+    return os.environ.get("RLPREP_PREFIX_SHARING", "1") != "0"
 
 from rlprep.rollout import kv_cache_name, position_ids_from_mask
 
@@ -33,8 +41,10 @@ def repeated_prompts(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor):
 
     Returns:
         ``(first, inverse)``: ``first`` [N] indexes one row of each distinct prompt, ``inverse`` [B] maps each row
-        to its prompt (``prompt_ids[first][inverse] == prompt_ids``); None if N == B.
+        to its prompt (``prompt_ids[first][inverse] == prompt_ids``); None if N == B or sharing is turned off.
     """
+    if not enabled():
+        return None
     key = torch.where(prompt_mask.bool(), prompt_ids, -1)  # (B, P): padding can never match a token
     distinct, inverse = torch.unique(key, dim=0, return_inverse=True)  # (N, P), (B,)
     if len(distinct) == len(key):

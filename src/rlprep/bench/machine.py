@@ -23,6 +23,9 @@ def machine_info(device) -> dict:
             "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(), "device": str(device)}
     with contextlib.suppress(OSError):
         info["loadavg_1m_at_start"] = os.getloadavg()[0]
+    from rlprep import prefix_sharing
+
+    info["prefix_sharing"] = prefix_sharing.enabled()  # RLPREP_PREFIX_SHARING=0 measures our loops without it
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
     for mod in ("transformers", "trl", "accelerate"):

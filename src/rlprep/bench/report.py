@@ -67,15 +67,35 @@ def publish(report: dict, plan, schedule, folder: Path, root: Path) -> list[str]
         report["figure"] = figure.name if figure else None
         written += [figure.name] if figure else []
     report["wall_s"] = schedule.elapsed_s()
+    measured = dict(schedule.sections)  # this run's sections only: carry_over adds older ones to the same dict
     if not plan.gpu:
         carry_over(report, folder)
         attach_notes(report, folder)
     markdown = write_report(report, folder, stem)
+    if not plan.gpu and "steps" in measured and "skipped" not in measured["steps"]:
+        written.append(log_step_run(report, measured, folder))
     docs_md = root / "docs" / "benchmarks.md"
     if plan.gpu and not plan.dry_run and folder.resolve() == docs_md.parent.resolve() and docs_md.exists():
         atomic_write(docs_md, splice_gpu_section(docs_md.read_text(), markdown))
         written.append("benchmarks.md (GPU section)")
     return written
+
+
+STEP_RUNS = "benchmarks-steps-runs.jsonl"
+"""One line per CPU run that measured the steps section: the history behind "ours >= 1.2x TRL in every run"."""
+
+
+def log_step_run(report: dict, measured: dict, folder: Path) -> str:
+    """Append this run's steps (and rollout, when measured) to :data:`STEP_RUNS`, numbered after the last line."""
+    path = folder / STEP_RUNS
+    lines = path.read_text().splitlines() if path.exists() else []
+    row = {"run": len([ln for ln in lines if ln.strip()]) + 1, "command": report["command"],
+           "machine": report["machine"], "steps": measured["steps"]}
+    if "rollout" in measured:
+        row["rollout"] = measured["rollout"]
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+    return STEP_RUNS
 
 
 def carry_over(report: dict, folder: Path) -> None:

@@ -148,7 +148,6 @@ def test_w33_markdown_says_in_words_what_the_recorded_run_holds_and_the_record_a
         # round15f: on the quiet re-record the in-cache pass is faster, but well short of 10x
         "faster, but not by an order of magnitude": 1.2 < v["cached_over_read_min"] <= v["cached_over_read_max"] < 10,
         "two row bands against one (no faster in the median run": v["two_threads_over_one"] >= 0.95,
-        "on a machine with two cores": v["opencv_threads"] == 2 and rec["machine"].endswith(" 2 cores"),
         "the early exit near or below it for a small change": v["early_over_floor_small_max"] <= 1.1,
         "the numpy answer far above it": v["numpy_over_floor_min"] >= 10.0,
     }
@@ -156,10 +155,14 @@ def test_w33_markdown_says_in_words_what_the_recorded_run_holds_and_the_record_a
         assert phrase in recorded, phrase
         assert holds, f"the record no longer supports: {phrase!r}"
     assert not re.search(r"\d+\.\d+|\d+ ?(?:×|ms|GB/s)", recorded), "figures come from the record, not the prose"
+    # round16f: the recording machine (its core count) is named only in the printed evidence and the Reproducibility note
+    assert "cores" not in recorded and "machine with" not in recorded
+    full = " ".join({c.id: c.source for c in nb.cells}["w33-full"].split())
+    assert "evidence (b) is such a case" not in full and "saturates; on a small machine" in full
 
 def test_lab08_what_to_see_says_only_what_the_record_holds():
     """round15f: lab08's "What to see" fills its figures from the record; its words must follow them too, and it
-    says nothing about the machine that recorded them beyond the core count the threads line needs."""
+    says nothing about the machine that recorded them."""
     from pathlib import Path
 
     import nbformat
@@ -174,13 +177,15 @@ def test_lab08_what_to_see_says_only_what_the_record_holds():
         "The naive loop is orders of magnitude slower": v["naive_over_floor_min"] >= 10 * v["numpy_over_floor_max"],
         "stays near the one-read floor for a small change": v["early_over_floor_small_max"] <= 1.1,
         "much *faster* than the floor when the change touches the borders": v["early_over_floor_whole_max"] < 0.5,
-        "a second band did not help there": v["two_threads_over_one"] >= 0.95,
     }
     for phrase, holds in claims.items():
         assert phrase in text, phrase
         assert holds, f"the record no longer supports: {phrase!r}"
     assert "machine that recorded" not in text and "load" not in text
-    assert "{{ results.lab08_image_diff.opencv_threads }} cores" in text
+    # round16f: no recording-machine detail (core count, two-band ratio) in the answer text; the learner's own table
+    # holds the two-thread timing, and the text says the general fact
+    assert "opencv_threads" not in text and "two_threads_over_one" not in text and "cores" not in text
+    assert "until the memory system saturates" in text
 
 
 # W33 depth checks (notebook 12) ---------------------------------------------------------------------------------

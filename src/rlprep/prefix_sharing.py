@@ -59,6 +59,12 @@ def dropout_active(model) -> bool:
     return model.training and any(isinstance(m, torch.nn.Dropout) and m.p > 0 for m in model.modules())
 
 
+def shared_prompts(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor):
+    """When sharing applies, ``(first, inverse)`` of :func:`repeated_prompts`; None when no prompt repeats, sharing
+    is turned off, or dropout is active (the one rule the sampler and the trainers' forward both follow)."""
+    return None if dropout_active(model) else repeated_prompts(prompt_ids, prompt_mask)
+
+
 def encode_prompts_once(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, first: torch.Tensor,
                         inverse: torch.Tensor):
     """Run the distinct prompts, then give every row its prompt's cache and last logits.
@@ -85,9 +91,7 @@ def completion_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tens
     """
     L = input_ids.shape[1]
     P = L - n_completion
-    if P < 1 or dropout_active(model):
-        return None
-    found = repeated_prompts(input_ids[:, :P], attention_mask[:, :P])
+    found = shared_prompts(model, input_ids[:, :P], attention_mask[:, :P]) if P >= 1 else None
     if found is None:
         return None
     first, inverse = found

@@ -149,7 +149,7 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
     next_position = prompt_mask.sum(-1, keepdim=True)  # (b, 1) position of the first completion token
     step_ids = input_ids  # what the next forward consumes: the whole prompt first, then one token
     # A prompt repeated in the batch (GRPO's G samples of it) is encoded once and its KV cache copied to its rows.
-    shared = None if prefix_sharing.dropout_active(model) else prefix_sharing.repeated_prompts(input_ids, prompt_mask)
+    shared = prefix_sharing.shared_prompts(model, input_ids, prompt_mask)
     past, n_steps = None, 0
     for t in range(max_new_tokens):
         with autocast_ctx:  # bf16 on CUDA (the trainers' forward passes use the same autocast), no-op on CPU

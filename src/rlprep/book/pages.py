@@ -152,7 +152,7 @@ def bank_page(q) -> str:
 
     return (f"# {q.id} · {q.question.zh}\n\n*{q.question.en}*\n\n"
             f"Topics: {', '.join(q.topics)} · difficulty {q.difficulty} · [the question page](../questions/{q.id}.ipynb)\n\n"
-            f"## 面试口述版\n\n{render_spoken(q.id)}\n## Key points, follow-ups and sources\n\n{render_section_extras(q.id)}")
+            f"## 面试口述版\n\n{render_spoken(q.id)}\n## Follow-ups, misconceptions, key points and sources\n\n{render_section_extras(q.id)}")
 
 
 def interviewer_pages() -> list[Page]:

@@ -42,16 +42,20 @@ def render_spoken(qid: str) -> MarkdownText:
 
 
 def render_section_extras(qid: str) -> MarkdownText:
-    """The entry's key points, follow-ups (追问) with short answers, misconceptions and sources, as Markdown."""
+    """The entry's follow-ups (追问) with short answers, misconceptions, key points and sources, as Markdown.
+
+    The key points come last, labelled as what they are: the checklist the mock interview scores an answer against, a
+    recap of the answer above rather than a new layer of it."""
     q = get_question(qid)
-    out = ["**Key points a strong answer contains (要点)**", ""]
-    out += [f"{i}. {kp.zh}  \n   *{kp.en}*" for i, kp in enumerate(q.key_points, 1)]
-    out += ["", "**Follow-ups (追问)**", ""]
+    out = ["**Follow-ups (追问)**", ""]
     for fu in q.follow_ups:
         out += [f"- **{fu.q.zh}** *{fu.q.en}*  ", f"  {fu.a.zh}  ", f"  *{fu.a.en}*"]
     if q.misconceptions:
         out += ["", "**Common misconceptions (常见误区)**", ""]
         out += [f"- {m.zh}  \n  *{m.en}*" for m in q.misconceptions]
+    out += ["", "**Self-check (要点): the points the mock interview scores an answer against, a recap of the answer "
+            "above**", ""]
+    out += [f"{i}. {kp.zh}  \n   *{kp.en}*" for i, kp in enumerate(q.key_points, 1)]
     out += ["", "**Sources**", ""]
     out += [f"- {s}" for s in q.sources]
     return MarkdownText("\n".join(out) + "\n")

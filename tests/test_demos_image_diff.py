@@ -139,7 +139,7 @@ def test_w33_markdown_says_in_words_what_the_recorded_run_holds_and_the_record_a
 
     nb = nbformat.read(Path(__file__).parents[1] / "notebooks" / "12_image_diff.ipynb", as_version=4)
     note = " ".join({c.id: c.source for c in nb.cells}["w33-bench-note"].split())
-    recorded = note[note.index("The next cell prints the recorded run"):]
+    recorded = note[note.index("the next cell prints a recorded run"):]
     rec = records.load(demo.RECORD)
     v = rec["values"]
     claims = {  # phrase in the notebook -> what the record must show for it to be true

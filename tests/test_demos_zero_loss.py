@@ -41,3 +41,16 @@ def test_a_sharper_policy_ties_its_groups():
     assert cold["frac_identical_groups"] >= 0.9 and cold["frac_zero_std_groups"] >= 0.9
     assert hot["frac_identical_groups"] < cold["frac_identical_groups"]
     assert 0.0 <= hot["frac_zero_std_groups"] <= cold["frac_zero_std_groups"]
+
+
+def test_the_accuracy_column_tells_saturation_from_collapse():
+    """W11's "became 0" evidence: the same tie signature from the trained additions (accuracy near 1, saturation) and
+    from level-3 prompts the policy half fails (ties with accuracy well below 1, the collapse signature)."""
+    from rlprep.tinyworld import get_task, load_policy
+
+    policy, tokenizer = load_policy("arithmetic", "smoke")
+    task = get_task("arithmetic")
+    for level, accuracy_ok in ((2, lambda a: a >= 0.9), (3, lambda a: a <= 0.7)):
+        hot, cold = zero_std_by_temperature(policy, tokenizer, task, temperatures=(2.0, 0.5), pool_size=32, level=level)
+        assert hot["frac_zero_std_groups"] < cold["frac_zero_std_groups"] and cold["frac_zero_std_groups"] >= 0.9, level
+        assert accuracy_ok(cold["accuracy"]), (level, cold)

@@ -130,6 +130,22 @@ def test_cache_key_follows_the_source_and_the_profile_not_the_outputs(tmp_path):
     assert cache_key(path, "smoke") != key
 
 
+def test_cache_key_follows_the_bank_the_notebook_renders(tmp_path, monkeypatch):
+    """A notebook's 面试口述版 is rendered from the bank: a bank edit must re-run it, or the book shows old answers."""
+    import shutil
+
+    from rlprep.interview.bank import default_bank_dir
+
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(toy_notebook(), path)
+    bank = tmp_path / "bank"
+    shutil.copytree(default_bank_dir(), bank)
+    monkeypatch.setenv("RLPREP_BANK", str(bank))
+    key = cache_key(path, "smoke")
+    (bank / "W12.yaml").write_text((bank / "W12.yaml").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert cache_key(path, "smoke") != key
+
+
 def test_external_loads_finds_cdn_assets_but_not_links(tmp_path):
     (tmp_path / "a.html").write_text('<a href="https://arxiv.org/abs/1707.06347">PPO</a><img src="/local.png">'
                                      '<link rel="stylesheet" href="https://cdn.jsdelivr.net/npm/katex/katex.css">')

@@ -1,7 +1,7 @@
 """Run the walkthrough notebooks for the site, once per content hash.
 
-The cache key is the notebook's cells (type, id, source), the profile and this package's widget stand-in, so a
-text edit re-runs only the notebook it touched and a rebuild with nothing changed executes nothing. Executed copies
+The cache key is the notebook's cells (type, id, source), the profile, this package's widget stand-in and the
+question bank and records the notebooks render, so a text edit re-runs only the notebook it touched and a rebuild with nothing changed executes nothing. Executed copies
 live in ``<cache>/<stem>-<key>.ipynb``; a run that fails leaves no cache entry.
 """
 
@@ -36,12 +36,32 @@ class Executed:
     """Execution time (0 for a cache hit)."""
 
 
+def _data_digest() -> bytes:
+    """The text a notebook renders from data rather than from its cells: the question bank (``render_spoken`` and
+    ``render_section_extras``) and the run records (``rlprep.records.show``). A bank or record edit re-runs the book."""
+    from rlprep.interview.bank import default_bank_dir
+    from rlprep.records import records_dir
+
+    digest = hashlib.sha256()
+    folders = [default_bank_dir()]
+    try:
+        folders.append(records_dir())
+    except RlprepError:  # no course checkout: no records to depend on
+        pass
+    for folder in folders:
+        for path in sorted(Path(folder).glob("*")):
+            if path.suffix in (".yaml", ".json"):
+                digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.digest()
+
+
 def cache_key(notebook: Path, profile: str) -> str:
-    """sha256 (16 hex) of the notebook's cells, the profile and the widget stand-in's source."""
+    """sha256 (16 hex) of the notebook's cells, the profile, the widget stand-in's source and the bank and records
+    the notebook renders (:func:`_data_digest`)."""
     nb = nbformat.read(notebook, as_version=4)
     cells = [[c.cell_type, c.get("id"), c.source] for c in nb.cells]
     stand_in = (Path(__file__).parent / "static_widgets.py").read_bytes()
-    digest = hashlib.sha256(json.dumps([cells, profile], ensure_ascii=False).encode() + stand_in)
+    digest = hashlib.sha256(json.dumps([cells, profile], ensure_ascii=False).encode() + stand_in + _data_digest())
     return digest.hexdigest()[:16]
 
 

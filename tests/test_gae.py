@@ -151,3 +151,11 @@ def test_scan_takes_logarithmically_many_rounds(monkeypatch):
     gae_scan(np.ones(T), np.zeros(T), np.zeros(T), 0.0)
     # one append for next_values, two per up-sweep round, one per down-sweep round: 1 + 3 log2(T)
     assert len(calls) == 1 + 3 * 10
+
+
+@pytest.mark.parametrize("T, want", [(1, 0), (2, 2), (9, 8), (1000, 20), (1024, 20), (4096, 24)])
+def test_scan_reports_the_rounds_it_ran(T, want):
+    """with_rounds=True: the rounds the scan counted (up-sweep + down-sweep) = 2 ceil(log2 T), ~20 at T = 1000."""
+    rng = np.random.default_rng(T)
+    adv, ret, rounds = gae_scan(rng.normal(size=T), rng.normal(size=T), np.zeros(T), 0.0, with_rounds=True)
+    assert rounds == want and adv.shape == ret.shape == (T,)

@@ -52,7 +52,7 @@ def compute_gae(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
     return advantages, returns
 
 
-def gae_scan(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
+def gae_scan(rewards, values, dones, last_value, gamma=0.99, lam=0.95, with_rounds=False):
     """``compute_gae`` without a loop over time: GAE is the first-order linear recurrence
     A_t = delta_t + c_t A_{t+1}, c_t = gamma * lam * (1 - dones[t]), A_T = 0 (arXiv 1506.02438, Eq. 16 in
     its recursive form), so it is a suffix scan of the affine maps x -> delta_t + c_t x, whose composition
@@ -62,6 +62,7 @@ def gae_scan(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
 
     Args and returns: as ``compute_gae`` (rewards, values, dones: [T]; last_value: float; [T] advantages and
     returns). Equal to ``compute_gae`` up to float64 rounding (the products are grouped differently).
+    ``with_rounds=True`` appends the number of vectorised rounds the scan ran (up-sweep plus down-sweep).
     """
     rewards = np.asarray(rewards, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
@@ -82,6 +83,8 @@ def gae_scan(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
         next_adv = np.append(advantages[1:], 0.0)[: len(d) // 2]  # (T_level // 2,) A_{t+1} of odd t
         full[1::2] = d[1::2] + c[1::2] * next_adv
         advantages = full
+    if with_rounds:
+        return advantages, advantages + values, 2 * len(levels)
     return advantages, advantages + values
 
 

@@ -91,6 +91,7 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
         policy.train(was_training)
     stats = zero_loss_stats(row, cfg)
     stats["reward_mean"] = row["reward/mean"]
+    stats["frac_truncated"] = row["stats/frac_truncated"]  # TRL: completions/clipped_ratio; tells the two no-token causes apart
     return stats
 
 

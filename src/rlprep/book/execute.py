@@ -1,8 +1,9 @@
 """Run the walkthrough notebooks for the site, once per content hash.
 
 The cache key is the notebook's cells (type, id, source), the profile, this package's widget stand-in and the
-question bank and records the notebooks render, so a text edit re-runs only the notebook it touched and a rebuild with nothing changed executes nothing. Executed copies
-live in ``<cache>/<stem>-<key>.ipynb``; a run that fails leaves no cache entry.
+question bank and records the notebooks render: a notebook edit re-runs only that notebook, a bank or record edit
+re-runs them all, and a rebuild with nothing changed executes nothing. Executed copies live in
+``<cache>/<stem>-<key>.ipynb``; a run that fails leaves no cache entry.
 """
 
 from __future__ import annotations

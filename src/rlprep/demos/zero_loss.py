@@ -91,7 +91,8 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
         policy.train(was_training)
     stats = zero_loss_stats(row, cfg)
     stats["reward_mean"] = row["reward/mean"]
-    stats["frac_truncated"] = row["stats/frac_truncated"]  # TRL: completions/clipped_ratio; tells the two no-token causes apart
+    # TRL: completions/clipped_ratio; it tells the two causes that leave no token to score apart
+    stats["frac_truncated"] = row["stats/frac_truncated"]
     return stats
 
 

@@ -24,12 +24,12 @@ import os
 
 import torch
 
+from rlprep.rollout import kv_cache_name, position_ids_from_mask  # rollout imports this module lazily, in generate()
+
 
 def enabled() -> bool:
     """False when ``RLPREP_PREFIX_SHARING=0``."""
     return os.environ.get("RLPREP_PREFIX_SHARING", "1") != "0"
-
-from rlprep.rollout import kv_cache_name, position_ids_from_mask
 
 
 def repeated_prompts(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor):

@@ -116,7 +116,7 @@ class PPOConfig(TrainerConfig):
     critic_lr: float = 1e-4
     """AdamW learning rate of the critic."""
     kl_coef: float = 0.05
-    """β of the per-token k1 KL penalty to the SFT reference (InstructGPT Eq. 2; TRL's PPO default 0.05)."""
+    """β of the per-token k1 KL penalty to the SFT reference (InstructGPT Eq. 2, spread over tokens; TRL's PPO default 0.05)."""
     clip_eps: float = 0.2
     """PPO ratio clip ε (Schulman et al. 2017 found 0.2 best)."""
     value_clip: float = 0.2

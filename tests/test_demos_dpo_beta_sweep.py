@@ -50,11 +50,11 @@ def test_beta_frontier_runs_every_seed_with_the_given_functions_and_records(monk
     assert v["steps"] == 2 and v["seeds"] == [0, 1] and len(v["kl_trend"]) == 1
     assert doc["command"] == "RLPREP_PROFILE=smoke python -m rlprep.demos.dpo_beta_sweep --record"
     table = recorded_table()
-    assert ", ".join(f"{x:.2f}" for x in rows[1]["kl_seeds"]) in table and doc["command"] in table
+    assert ", ".join(f"{x:.2f}" for x in rows[1]["kl_seeds"]) in table and "rlprep record dpo_beta_sweep" in table
     assert "per seed" in table and f"± {rows[1]['kl_ci95']:<6.3f}" not in table  # no interval below zero for KL
     assert doc["date"] not in table  # logistics go to the Reproducibility note
     from rlprep.demos.dpo_beta_sweep import recorded_conditions
-    assert doc["date"] in recorded_conditions() and doc["command"] in recorded_conditions()
+    assert doc["date"] in recorded_conditions() and "RLPREP_PROFILE=smoke rlprep record dpo_beta_sweep" in recorded_conditions()
     fig = plot_recorded()
     assert "2 seeds" in fig._suptitle.get_text()
     for ax in fig.axes:

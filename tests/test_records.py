@@ -20,7 +20,7 @@ def test_table_quotes_the_recorded_values_in_order_with_labels_and_provenance(re
     assert lines[2] == "| accuracy after | 0.81 |"
     assert lines[3] == "| steps | 30 |"          # ints are not formatted as floats
     assert "acc_start" not in text
-    assert "python -m rlprep.demos.toy --record" in text and "`cpu` profile" in text
+    assert "rlprep record toy" in text and "`cpu` profile" in text  # the stored module form, shown as the CLI
 
 
 def test_table_defaults_to_every_value(recdir):

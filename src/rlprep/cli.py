@@ -43,6 +43,7 @@ COMMANDS: dict[str, Command] = {
     "train": Command("rlprep.trainers.cli", "run a trainer (grpo, dpo, reward_model, ppo) with the reference functions"),
     "models": Command("rlprep.tinyworld.cli", "build or list the cached SFT warm-start policies"),
     "book": Command("rlprep.book.cli", "the course as a static website in build/book/ (Jupyter Book 2, offline)"),
+    "record": Command("rlprep.records_cli", "list the recorded experiments the course quotes, or re-run one"),
     "bench": Command("rlprep.bench", "benchmarks vs TRL and model.generate -> docs/benchmarks.md (--gpu: gpu-check)"),
 }
 

@@ -13,6 +13,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -88,6 +89,27 @@ class AllRecords(Mapping):
         return sum(1 for _ in self)
 
 
+_MODULE_FORMS = (  # how records written before ``rlprep record`` existed name their command, and its CLI form
+    (re.compile(r"python -m rlprep\.demos\.(\w+)(?: (.*?))? --record$"), r"rlprep record \1 \2"),
+    (re.compile(r"python -m rlprep\.agentic\.experiments (.*?) --record$"), r"rlprep record agentic \1"),
+)
+
+
+def command_line(doc: Mapping) -> str:
+    """The command that remakes record ``doc``, in its ``rlprep record`` form (``rlprep.records_cli``).
+
+    A record stores the command it was written with, e.g. ``RLPREP_PROFILE=cpu python -m rlprep.demos.ppo_rlhf
+    --record``; ``rlprep record ppo_rlhf`` runs that same entry point, and is what the page tells a learner to type.
+    """
+    command = str(doc.get("command", "?"))
+    for pattern, replacement in _MODULE_FORMS:
+        match = pattern.search(command)
+        if match:
+            cli = match.expand(replacement).replace("  ", " ").rstrip()
+            return command[:match.start()] + cli
+    return command
+
+
 def _format_value(value, fmt: str) -> str:
     if isinstance(value, bool) or not isinstance(value, float):
         return str(value)  # ints, strings and lists as written: a step count is not a measurement
@@ -107,13 +129,13 @@ def table(name: str, keys: list[str] | None = None, *, labels: Mapping[str, str]
     missing = [k for k in keys if k not in values]
     if missing:
         raise RlprepError(f"record {name!r} has no value {', '.join(map(repr, missing))}",
-                          f"re-run its experiment ({doc.get('command', '?')}) or quote one of: "
+                          f"re-run its experiment ({command_line(doc)}) or quote one of: "
                           f"{', '.join(sorted(values))}")
     labels = labels or {}
     rows = [f"| {labels.get(k, k)} | {_format_value(values[k], fmt)} |" for k in keys]
     head = "| quantity | value |\n|---|---|"
     # date and machine stay in the JSON: the page says what made the figure, the notebook's Reproducibility note when
-    foot = f"\n\n*Recorded by `{doc.get('command', '?')}` in the `{doc.get('profile', '?')}` profile.*"
+    foot = f"\n\n*Recorded by `{command_line(doc)}` in the `{doc.get('profile', '?')}` profile.*"
     return head + "\n" + "\n".join(rows) + foot
 
 

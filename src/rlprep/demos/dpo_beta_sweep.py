@@ -219,18 +219,22 @@ def recorded_rows(name: str = RECORD) -> tuple[list[dict], dict]:
 def recorded_table(name: str = RECORD) -> str:
     """The recorded sweep (``records/<name>.json``) as :func:`format_rows` prints it, with its command and budget.
     The run's wall time, machine and date are in :func:`recorded_conditions` (a Reproducibility note's line)."""
+    from rlprep.records import command_line
+
     rows, doc = recorded_rows(name)
     v = doc["values"]
     head = (f"recorded ({doc['profile']} profile): {v['steps']} steps x {v['batch_size']} pairs per run, "
             f"evaluated on {v['eval_prompts']} held-out prompts, seeds {tuple(v['seeds'])}; remake with: "
-            f"{doc['command']}")
+            f"{command_line(doc)}")
     return head + "\n" + format_rows(rows)
 
 
 def recorded_conditions(name: str = RECORD) -> str:
     """One line for a Reproducibility note: the record's command, wall time, machine and date."""
+    from rlprep.records import command_line
+
     _, doc = recorded_rows(name)
-    return (f"`{doc['command']}` ({doc['profile']} profile): {doc['values']['wall_s']:.0f} s on {doc['machine']}, "
+    return (f"`{command_line(doc)}` ({doc['profile']} profile): {doc['values']['wall_s']:.0f} s on {doc['machine']}, "
             f"{doc['date']}.")
 
 

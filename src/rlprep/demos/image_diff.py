@@ -252,7 +252,7 @@ def recorded_conditions(record: dict | None = None) -> str:
 
     rec = record or records.load(RECORD)
     v = rec["values"]
-    return (f"`{rec['command']}`: {rec['profile']} profile, {rec['date']}, {rec['machine']}, {v['runs']} runs; "
+    return (f"`{records.command_line(rec)}`: {rec['profile']} profile, {rec['date']}, {rec['machine']}, {v['runs']} runs; "
             f"1-minute load average {', '.join(f'{x:.1f}' for x in v['load_avg_1min'])} (before the first run and after each).")
 
 

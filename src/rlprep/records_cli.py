@@ -47,8 +47,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def listing() -> str:
     """The table ``rlprep record`` prints: name, record, what it runs."""
     width = max(len(name) for name in RECORDERS)
+    files = {name: f"records/{r.writes}.json" for name, r in RECORDERS.items()}
+    file_width = max(len(f) for f in files.values())
     lines = ["experiments that write the records the course quotes (rlprep record NAME [options]):", ""]
-    lines += [f"  {name:<{width}}  records/{r.writes}.json  {r.what}" for name, r in RECORDERS.items()]
+    lines += [f"  {name:<{width}}  {files[name]:<{file_width}}  {r.what}" for name, r in RECORDERS.items()]
     return "\n".join(lines)
 
 

@@ -140,7 +140,7 @@ def diagnose_zero_loss(stats: dict) -> str:
          masked, or a mask bug); the loss is 0 by the clamped denominator and nothing else can be judged.
       2. ``"zero_advantage"``: frac_zero_std_groups == 1. Every group's rewards are equal (all prompts too easy
          or too hard), so every advantage is 0 and the policy gradient vanishes whatever the ratio.
-      3. ``"all_clipped"``: clip_frac == 1. Every token's ratio left the trust region on the side where min()
+      3. ``"all_clipped"``: clip_frac == 1. Every token's ratio left the clip range on the side where min()
          keeps the constant clipped term, so no token passes a gradient (possible only off-policy:
          num_iterations > 1 or stale rollouts). The logged loss is then the clipped rho * A, not 0: a useless
          step, named here because its grad_norm is 0.

@@ -162,6 +162,8 @@ def value_loss(
     The value clipping of the PPO reference implementation (openai/baselines ppo2; discussed in Engstrom et al.
     2020, arXiv 2005.12729, Sec. 3) that RLHF PPO code keeps; the unclipped term is Eq. 9's L^VF of
     arXiv 1707.06347. ``old_values`` and ``returns`` are constants (stop-gradient). Padding is never read.
+    Match that code here; in your own runs the clip is optional (Andrychowicz et al., arXiv 2006.05990, choice
+    C13, found that it hurts; the G09 follow-up on value clipping says why).
 
     Args:
         values: [B, T] current value-head outputs (carry the gradient).

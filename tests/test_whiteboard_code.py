@@ -40,3 +40,24 @@ def test_w12_whiteboard_matches_the_reference_on_lab4_style_inputs():
     got = wb["dpo_loss"](chosen, rejected, ref, ref, beta=1.0)
     assert torch.isfinite(got)  # a margin of -200 in float32: logsigmoid, not log(sigmoid)
     assert math.isclose(float(got), float(dpo.dpo_loss(chosen, rejected, ref, ref, beta=1.0)), rel_tol=1e-6)
+
+
+def test_g09_whiteboard_matches_the_reference_with_inf_padding_in_value_and_gradient():
+    from rlprep.algos import ppo
+
+    wb = _whiteboard("03_ppo_clip_vs_kl.ipynb", "g09-full")  # the first ```python block: the whiteboard loss
+    g = torch.Generator().manual_seed(1)
+    mask = torch.tensor([[1.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
+    logp_old = torch.randn(2, 4, generator=g) - 1.0
+    adv = torch.randn(2, 4, generator=g)
+    base = logp_old + 0.3 * torch.randn(2, 4, generator=g)  # ratios beyond 1 ± 0.2 on both sides
+    pad = torch.tensor(float("-inf"))
+    logp_old_padded = torch.where(mask > 0, logp_old, pad)
+    grads = []
+    for fn in (wb["ppo_clip_loss"], lambda *a: ppo.ppo_clip_loss(*a, clip_eps=0.2)):
+        logp = torch.where(mask > 0, base, pad).requires_grad_(True)
+        loss = fn(logp, logp_old_padded, adv, mask)
+        loss.backward()
+        assert torch.isfinite(loss) and torch.isfinite(logp.grad).all()
+        grads.append((loss.detach(), logp.grad))
+    assert torch.allclose(grads[0][0], grads[1][0]) and torch.allclose(grads[0][1], grads[1][1])

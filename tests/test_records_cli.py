@@ -21,6 +21,12 @@ def test_every_recorder_module_has_a_main(name):
     assert callable(getattr(module, "main", None)), RECORDERS[name].module
 
 
+@pytest.mark.parametrize("name", sorted(n for n in RECORDERS if n != "agentic"))
+def test_each_recorder_lists_the_record_its_module_writes(name):
+    module = importlib.import_module(RECORDERS[name].module)
+    assert RECORDERS[name].writes == module.RECORD
+
+
 def test_listing_names_every_recorder_and_its_record(capsys):
     assert cli.main(["record"]) == 0
     out = capsys.readouterr().out

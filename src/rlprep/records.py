@@ -89,10 +89,9 @@ class AllRecords(Mapping):
         return sum(1 for _ in self)
 
 
-_MODULE_FORMS = (  # how records written before ``rlprep record`` existed name their command, and its CLI form
-    (re.compile(r"python -m rlprep\.demos\.(\w+)(?: (.*?))? --record$"), r"rlprep record \1 \2"),
-    (re.compile(r"python -m rlprep\.agentic\.experiments (.*?) --record$"), r"rlprep record agentic \1"),
-)
+# the module form a record's command is written in: python -m rlprep.demos.<name> [options] --record, or
+# python -m rlprep.agentic.experiments <experiment> [options] --record; `rlprep record` runs the same entry point
+_MODULE_FORM = re.compile(r"python -m rlprep\.(?:demos\.(\w+)|agentic\.experiments)(?: (.*?))? --record$")
 
 
 def command_line(doc: Mapping) -> str:
@@ -102,12 +101,11 @@ def command_line(doc: Mapping) -> str:
     --record``; ``rlprep record ppo_rlhf`` runs that same entry point, and is what the page tells a learner to type.
     """
     command = str(doc.get("command", "?"))
-    for pattern, replacement in _MODULE_FORMS:
-        match = pattern.search(command)
-        if match:
-            cli = match.expand(replacement).replace("  ", " ").rstrip()
-            return command[:match.start()] + cli
-    return command
+    match = _MODULE_FORM.search(command)
+    if match is None:
+        return command
+    name, options = match.group(1) or "agentic", match.group(2)
+    return command[:match.start()] + " ".join(["rlprep record", name] + ([options] if options else []))
 
 
 def _format_value(value, fmt: str) -> str:

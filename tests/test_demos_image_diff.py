@@ -264,7 +264,7 @@ def test_w33_states_each_classic_pitfall_once_in_the_notebook():
         "x is the column": r"x is the column|x = column|swap",
         "drift from the whole frame's median": r"whole[- ]frame'?s? median",
         "a block tested by a signed sum": r"(?:signed )?sum[^.]*\bcancel|cancel[^.]*\bblock",
-        "a block tested by its mean": r"\bmean\b",
+        "a block tested by its mean": r"\bmean\b|divides a one-pixel change",  # (e) states it as average pooling
     }
     for name, pattern in pitfalls.items():
         found = [cid for cid, text in cells.items() if re.search(pattern, text, re.IGNORECASE)]

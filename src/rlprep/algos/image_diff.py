@@ -20,8 +20,8 @@ def diff_bbox(img_a: np.ndarray, img_b: np.ndarray, threshold: float = 0) -> tup
 
     Hint (how the reference is fast; not part of the contract): scan rows inward from the top and the bottom,
     then columns only inside the rows found, testing many lines at once by their max |a - b| and refining only
-    the first block that differs. A change near the borders stops early; a small change reads each byte about
-    once.
+    the first block that differs. A change reaching both the top and the bottom rows stops both scans early (one
+    at a single border still costs a full read from the other side); a small change reads each byte about once.
 
     Args:
         img_a, img_b: uint8 [H, W] or [H, W, C] numpy arrays of the same shape, any strides.

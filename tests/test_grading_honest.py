@@ -129,3 +129,14 @@ def test_uint64_rows_fast_path_meets_column_major_inputs_through_the_wire():
     assert_full_marks(grade_with("lab08_image_diff", {"diff_bbox": honest}))
     results = grade_with("lab08_image_diff", {"diff_bbox": UINT64_ROWS.replace("LAYOUT", "")})
     assert {gid for gid, (score, mx, _) in results.items() if score < mx} == {"test_db_hard_inputs"}, results
+
+
+def test_compute_gae_returning_a_namedtuple():
+    """A namedtuple (collections' or typing's) is a tuple: it crosses as the plain tuple of its items."""
+    src = plain_reference("rlprep.algos.gae:compute_gae")
+    assert src.count("    return advantages, returns") == 1
+    src = ("from typing import NamedTuple\n\n\nclass GAEResult(NamedTuple):\n    advantages: np.ndarray\n"
+           "    returns: np.ndarray\n\n\n" + src.replace("    return advantages, returns",
+                                                       "    return GAEResult(advantages, returns)"))
+    results = grade_with("lab01_gae", {"compute_gae": src})
+    assert_full_marks(results)

@@ -4,10 +4,14 @@ A value is a tree of None, bool, int, float, str, list, tuple, dict (str keys), 
 scalars, and torch tensors. It is written as ``tree.json`` (the structure) plus ``arrays.npz`` (the
 array data). Decoding uses ``json`` and ``np.load(allow_pickle=False)`` and builds only these plain
 types, so nothing the learner's kernel writes can run code in the grader or carry a rigged ``__eq__``.
-Anything else (an object, a subclass of ndarray, a generator) is refused when encoding.
+Anything else (an object, a subclass of ndarray, a generator) is refused when encoding; a namedtuple crosses as
+the plain tuple of its items (its methods are never called), other tuple subclasses are refused.
 
 The grader reads what the kernel wrote as untrusted bytes: regular files only (no links, no FIFOs), with size
-limits checked before anything is decompressed or allocated.
+limits checked before anything is decompressed or allocated. Decoding builds each stored array once per message
+however often the tree refers to it, never converts a tensor to a dtype other than the one stored (16-bit floats,
+which numpy cannot hold, are stored as float32 and only narrowed back), and caps what it builds in all
+(``MAX_DECODED_BYTES``, counted after conversion).
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ MAX_DEPTH = 8
 MAX_JSON_BYTES = 4 * 2**20
 MAX_NPZ_BYTES = 64 * 2**20  # the file, and separately all its arrays once decompressed
 MAX_ARRAYS = 4096
+MAX_DECODED_BYTES = 64 * 2**20  # everything decoding one message builds (arrays, tensor copies), after conversion
 _ARRAY_KINDS = "biufc"
+_NARROWED = ("bfloat16", "float16")  # tensor dtypes numpy cannot hold (bfloat16) or encode widens: stored as float32
 # Exceptions a test may catch by their builtin type (a learner's ValueError subclass is still a ValueError).
 CATCHABLE = ("ValueError", "TypeError", "IndexError", "KeyError", "LookupError", "ZeroDivisionError",
              "ArithmeticError", "RuntimeError", "NotImplementedError")
@@ -75,6 +81,27 @@ def _torch():
     return sys.modules.get("torch")
 
 
+# Names a namedtuple class may define for itself (collections.namedtuple and typing.NamedTuple make these); one
+# that defines any other dunder (``__eq__``, ``__iter__``, ``__len__``, ...) is refused like any tuple subclass.
+_NAMEDTUPLE_DUNDERS = frozenset({"__doc__", "__getnewargs__", "__match_args__", "__module__", "__new__", "__repr__",
+                                 "__slots__", "__annotations__", "__orig_bases__", "__qualname__", "__firstlineno__",
+                                 "__static_attributes__"})
+
+
+def _namedtuple_items(x) -> list | None:
+    """The items of ``x`` when it is a namedtuple (a direct tuple subclass with ``_fields`` and no overridden
+    dunder), read with ``tuple``'s own methods; None for anything else."""
+    klass = type(x)
+    own = vars(klass)
+    fields = own.get("_fields")
+    if klass.__bases__ != (tuple,) or type(fields) is not tuple or not all(type(f) is str for f in fields):
+        return None
+    if any(name.startswith("__") and name not in _NAMEDTUPLE_DUNDERS for name in own):
+        return None
+    n = tuple.__len__(x)
+    return [tuple.__getitem__(x, i) for i in range(n)] if n == len(fields) else None
+
+
 def _memory_order(tensor) -> list[int] | None:
     """The dims of a non-contiguous tensor from the outermost in memory to the innermost, when it is a
     permutation of a contiguous block (``x.T``, ``x.transpose(0, 1)``, ``x.permute(...)``); None otherwise
@@ -110,6 +137,8 @@ def encode(obj) -> tuple[dict, dict[str, np.ndarray]]:
             return {"t": "str", "v": str(x)}
         if t is list or t is tuple:
             return {"t": t.__name__, "items": [walk(v, depth + 1) for v in x]}
+        if isinstance(x, tuple) and (items := _namedtuple_items(x)) is not None:
+            return {"t": "tuple", "items": [walk(v, depth + 1) for v in items]}
         if t is dict:
             if not all(type(k) is str for k in x):
                 raise WireError("dict keys must be str")
@@ -143,7 +172,58 @@ def encode(obj) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 def decode(tree: dict, arrays) -> object:
-    """Rebuild a value from ``encode``'s output, creating only plain types."""
+    """Rebuild a value from ``encode``'s output, creating only plain types.
+
+    Each stored array is decoded once per call however many nodes refer to it (one object per key and kind), a
+    tensor keeps the dtype it was stored in (bfloat16/float16 only narrow from float32), and everything built here
+    counts against ``MAX_DECODED_BYTES``.
+    """
+    memo: dict[tuple, object] = {}
+    left = [MAX_DECODED_BYTES]
+
+    def spend(nbytes: int) -> None:
+        if nbytes > left[0]:
+            raise WireError(f"the value needs over {MAX_DECODED_BYTES} bytes once decoded")
+        left[0] -= nbytes
+
+    def stored(node) -> np.ndarray:
+        key = node.get("k")
+        if type(key) is not str or key not in arrays:
+            raise WireError("malformed value tree: an array node names no stored array")
+        arr = arrays[key]
+        if type(arr) is not np.ndarray or arr.dtype.kind not in _ARRAY_KINDS:
+            raise WireError("malformed array")
+        return arr
+
+    def tensor(node, arr: np.ndarray):
+        import torch
+
+        declared, perm = node.get("dtype"), node.get("perm")
+        if type(declared) is not str:
+            raise WireError("malformed value tree: a tensor without a dtype")
+        if perm is not None and (type(perm) is not list or not all(type(p) is int for p in perm)
+                                 or sorted(perm) != list(range(arr.ndim))):  # types first: sorted() of mixed raises
+            raise WireError("malformed tensor layout")
+        grad = node.get("requires_grad") is True
+        key = ("tensor", node["k"], declared, None if perm is None else tuple(perm), grad)
+        if key in memo:
+            return memo[key]
+        spend(arr.nbytes)
+        out = torch.from_numpy(arr.copy())
+        have = str(out.dtype).removeprefix("torch.")
+        if declared in _NARROWED and have == "float32":
+            out = out.to(getattr(torch, declared))
+            left[0] += arr.nbytes - out.element_size() * out.numel()  # charged after conversion
+        elif declared != have:
+            raise WireError(f"a tensor declared {str(declared)[:40]} holds {have} data (the value format never "
+                            "converts a tensor to another dtype)")
+        if perm is not None:
+            out = out.permute([perm.index(d) for d in range(out.ndim)])  # back to the original dims
+        if grad and out.is_floating_point():
+            out.requires_grad_(True)
+        memo[key] = out
+        return out
+
     def walk(node, depth):
         if depth > MAX_DEPTH or type(node) is not dict:
             raise WireError("malformed value tree")
@@ -164,29 +244,19 @@ def decode(tree: dict, arrays) -> object:
         if t == "dict":
             return {str(k): walk(v, depth + 1) for k, v in node["items"]}
         if t in ("ndarray", "npscalar", "tensor"):
-            arr = np.asarray(arrays[str(node["k"])])
-            if type(arr) is not np.ndarray or arr.dtype.kind not in _ARRAY_KINDS:
-                raise WireError("malformed array")
-            if t == "ndarray":
-                return arr
+            arr = stored(node)
+            if t == "tensor":
+                return tensor(node, arr)
             if t == "npscalar":
+                if arr.ndim != 0:
+                    raise WireError("malformed value tree: a numpy scalar holds an array")
                 return arr[()]
-            import torch
-
-            tensor = torch.from_numpy(arr.copy())
-            dtype = getattr(torch, str(node.get("dtype", "")), None)
-            if isinstance(dtype, torch.dtype):
-                tensor = tensor.to(dtype)
-            perm = node.get("perm")
-            if perm is not None:
-                if type(perm) is not list or not all(type(p) is int for p in perm) or \
-                        sorted(perm) != list(range(tensor.ndim)):  # types first: sorted() of mixed types raises
-                    raise WireError("malformed tensor layout")
-                tensor = tensor.permute([perm.index(d) for d in range(tensor.ndim)])  # back to the original dims
-            if node.get("requires_grad") and tensor.is_floating_point():
-                tensor.requires_grad_(True)
-            return tensor
-        raise WireError(f"unknown node type {t!r}")
+            key = ("ndarray", node["k"])
+            if key not in memo:  # the loaded array itself, no copy: counted once
+                spend(arr.nbytes)
+                memo[key] = arr
+            return memo[key]
+        raise WireError(f"unknown node type {str(t)[:40]!r}")
 
     return walk(tree, 0)
 

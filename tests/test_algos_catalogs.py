@@ -6,7 +6,10 @@ import importlib
 
 import pytest
 
-from catalog.properties import CHECKS
+from catalog.properties import CHECKS as LAB_CHECKS
+from catalog.properties_atlas import ATLAS_CHECKS
+
+CHECKS = {**LAB_CHECKS, **ATLAS_CHECKS}
 
 LABS = {  # lab -> the module(s) holding its references
     "lab02_reward_model": "rlprep.algos.reward_model",

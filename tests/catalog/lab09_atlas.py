@@ -43,6 +43,12 @@ def loo_sign_flipped(rewards, group_size):
     return ((grouped.sum(dim=1, keepdim=True) - grouped) / (group_size - 1) - grouped).view(-1)
 
 
+def loo_not_detached(rewards, group_size):
+    """The right values, but not detached: a gradient flows from the advantages back into the rewards."""
+    grouped = rewards.view(-1, group_size)
+    return (grouped - (grouped.sum(dim=1, keepdim=True) - grouped) / (group_size - 1)).view(-1)
+
+
 # dr_grpo_loss --------------------------------------------------------------------------------------------------
 def _clipped(logp_new, logp_old, advantages, mask, eps):
     ratio = torch.exp(torch.where(mask.bool(), logp_new - logp_old.detach(), torch.zeros_like(logp_new)))
@@ -158,6 +164,14 @@ def cispo_always_lower_bound(logp_new, logp_old, advantages, mask, eps_high=4.0,
     return (per_token * mask).sum() / mask.sum()
 
 
+def cispo_symmetric_default_low(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0,
+                                ref_logp=None):
+    """eps_low=None falls back to eps_high (a symmetric clip): a lower bound 1 - eps_high that binds once eps_high < 1."""
+    _, clipped = _cispo_weight(logp_new, logp_old, mask, eps_high, eps_high if eps_low is None else eps_low)
+    per_token = -clipped.detach() * advantages.detach().unsqueeze(1) * logp_new + _k3(logp_new, ref_logp, beta)
+    return (per_token * mask).sum() / mask.sum()
+
+
 # ipo_loss ------------------------------------------------------------------------------------------------------
 def ipo_sums_not_averages(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps,
                           chosen_lengths, rejected_lengths, beta=0.1):
@@ -254,17 +268,25 @@ def simpo_lengths_swapped(policy_chosen_logps, policy_rejected_logps, chosen_len
     return -F.logsigmoid(z).mean()
 
 
+def simpo_log_of_sigmoid(policy_chosen_logps, policy_rejected_logps, chosen_lengths, rejected_lengths, beta=2.0,
+                         gamma=0.5):
+    """log(sigmoid(z)) instead of logsigmoid: right for moderate margins, but sigmoid(z) underflows to 0 in float32
+    at a margin of about -100 and the loss becomes inf (its gradient NaN)."""
+    z = beta * policy_chosen_logps / chosen_lengths - beta * policy_rejected_logps / rejected_lengths - gamma
+    return -torch.log(torch.sigmoid(z)).mean()
+
+
 BUGS = {
     "leave_one_out_advantages": [loo_includes_self, loo_divides_by_group_size, loo_over_the_batch, loo_divides_by_std,
-                                 loo_interleaved_groups, loo_sign_flipped],
+                                 loo_interleaved_groups, loo_sign_flipped, loo_not_detached],
     "dr_grpo_loss": [dr_sequence_mean, dr_token_mean, dr_ignores_max_length, dr_no_clip, dr_no_stop_gradient,
                      dr_max_not_min, dr_kl_forgotten],
     "cispo_loss": [cispo_ppo_clip, cispo_weight_not_detached, cispo_sequence_mean, cispo_no_clip, cispo_ratio_not_logp,
-                   cispo_always_lower_bound],
+                   cispo_always_lower_bound, cispo_symmetric_default_low],
     "ipo_loss": [ipo_sums_not_averages, ipo_target_one_over_beta, ipo_target_sign, ipo_dpo_sigmoid, ipo_sum_not_mean,
                  ipo_one_length_for_both, ipo_reference_gradient],
     "simpo_loss": [simpo_sums_not_averages, simpo_gamma_added, simpo_gamma_scaled_by_beta, simpo_sum_not_mean,
-                   simpo_swapped, simpo_lengths_swapped],
+                   simpo_swapped, simpo_lengths_swapped, simpo_log_of_sigmoid],
 }
 
 
@@ -327,13 +349,6 @@ def alt_ipo_expanded(policy_chosen_logps, policy_rejected_logps, ref_chosen_logp
     return (gap * gap).sum() / gap.numel()
 
 
-def alt_simpo_log_sigmoid(policy_chosen_logps, policy_rejected_logps, chosen_lengths, rejected_lengths, beta=2.0,
-                          gamma=0.5):
-    """log(sigmoid(z)) instead of logsigmoid (equal for the margins the lab uses)."""
-    z = beta * policy_chosen_logps / chosen_lengths - beta * policy_rejected_logps / rejected_lengths - gamma
-    return -torch.log(torch.sigmoid(z)).mean()
-
-
 def alt_simpo_softplus(policy_chosen_logps, policy_rejected_logps, chosen_lengths, rejected_lengths, beta=2.0,
                        gamma=0.5):
     """softplus(-z), averaging log-probs with float lengths."""
@@ -347,5 +362,5 @@ ALTERNATIVES = {
     "dr_grpo_loss": [alt_dr_grpo_loop],
     "cispo_loss": [alt_cispo_no_grad_weight],
     "ipo_loss": [alt_ipo_expanded],
-    "simpo_loss": [alt_simpo_log_sigmoid, alt_simpo_softplus],
+    "simpo_loss": [alt_simpo_softplus],
 }

@@ -16,7 +16,9 @@ nbgrader's own ``Execute`` runs every cell in one kernel, so an answer cell can 
 
 The outputs are ordinary nbformat outputs, so nbgrader's ``SaveAutoGrades`` scores them as usual: a test
 cell with an ``error`` output scores 0. Learner stderr never reaches a test cell's outputs. A failure in a
-hidden part of a test names the property only, never the size of the error (no oracle to probe values with).
+hidden part of a test names the property only, never the size of the error (no oracle to probe values with); when
+the learner's function raised there, the builtin exception type only (no message, no class name of the learner's),
+and nothing printed during a hidden part is shown.
 K itself runs in a sandbox (``rlprep.grading.sandbox``).
 """
 
@@ -127,6 +129,7 @@ class IsolatedRunner:
         self.kernel: LearnerKernel | None = None
         self._t_end = 0.0
         self._forwarded: list[str] = []
+        self._hidden = False  # a hidden part of a test is running: what its calls print is not forwarded
         self.uncompiled: dict[str, tuple[str, str]] = {}  # function name -> (ename, message) of its broken cell
 
     @classmethod
@@ -243,7 +246,8 @@ class IsolatedRunner:
             if name in self.uncompiled and f"{name!r} {UNDEFINED}" in str(err):
                 raise AnswerCellError(*self.uncompiled[name]) from None
             raise
-        self._forwarded += [o.get("text", "") for o in stdout]
+        if not self._hidden:
+            self._forwarded += [o.get("text", "") for o in stdout]
         return result
 
     def _run_test(self, cell, setup_ns: dict) -> None:
@@ -256,7 +260,11 @@ class IsolatedRunner:
         for part, hidden in split_hidden(cell.source):
             if not part.strip():
                 continue
-            failure = self._exec_test_part(part, ns, out, hidden)
+            self._hidden = hidden
+            try:  # a hidden part shows nothing but its failure: not its own prints, not its calls'
+                failure = self._exec_test_part(part, ns, io.StringIO() if hidden else out, hidden)
+            finally:
+                self._hidden = False
             if failure:
                 break
         text = "".join(self._forwarded) + out.getvalue()
@@ -269,7 +277,9 @@ class IsolatedRunner:
     def _exec_test_part(source: str, ns: dict, out, hidden: bool) -> tuple[str, str] | None:
         """Run one part of a test cell; return (name, message) of its failure, or None.
 
-        A hidden part's failure names its property only: no error size, no values, no learner message.
+        A hidden part's failure names its property only: no error size, no values, no learner message. When the
+        learner's function failed, it names the builtin exception type (``LearnerCallError.public``): never the
+        message or a class name of the learner's, which could spell out the hidden inputs.
         """
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -277,9 +287,9 @@ class IsolatedRunner:
         except PropertyFailed as err:
             return "PropertyFailed", err.prop if hidden else str(err)
         except LearnerCallError as err:
-            return getattr(err, "ename", "LearnerError"), str(err)
+            return getattr(err, "ename", "LearnerError"), err.public if hidden else str(err)
         except WireError as err:
-            return "BadReturnValue", str(err)
+            return "BadReturnValue", "a hidden check got a value it cannot read" if hidden else str(err)
         except (Exception, SystemExit) as err:  # noqa: BLE001
             return type(err).__name__, "a hidden check failed" if hidden else (str(err) or "a check failed")
         return None

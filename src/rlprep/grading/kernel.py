@@ -233,13 +233,15 @@ class LearnerKernel:
         except FileNotFoundError:
             info = None
         except wire.WireError as err:
-            raise LearnerCallError(f"{func_name} failed and its error could not be read: {err}") from None
+            raise LearnerCallError(f"{func_name} failed and its error could not be read: {err}",
+                                   f"{func_name} failed and its error could not be read") from None
         if info is not None:
             raise wire.learner_error(func_name, info)
         try:
             return wire.read(out_dir, "result"), stdout
         except FileNotFoundError:
-            raise LearnerCallError(f"{func_name} produced no result ({run.ename or 'the call was cut short'})") \
-                from None
+            raise LearnerCallError(f"{func_name} produced no result ({run.ename or 'the call was cut short'})",
+                                   f"{func_name} produced no result") from None
         except Exception as err:  # noqa: BLE001 - whatever K wrote, it is not a valid value
-            raise LearnerCallError(f"{func_name} returned a value the grader cannot read: {err}") from None
+            raise LearnerCallError(f"{func_name} returned a value the grader cannot read: {err}",
+                                   f"{func_name} returned a value the grader cannot read") from None

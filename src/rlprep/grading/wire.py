@@ -45,7 +45,19 @@ class WireError(TypeError):
 
 
 class LearnerCallError(Exception):
-    """The learner's function failed in K: it raised, timed out, ended the kernel or returned a bad value."""
+    """The learner's function failed in K: it raised, timed out, ended the kernel or returned a bad value.
+
+    ``public`` tells the same failure with nothing the learner's code chose (no message, no exception class of its
+    own, nothing read from what K wrote): what a hidden part of a test shows. It defaults to the message, for
+    failures the grader words alone (a timeout); every raise that quotes K passes its own ``public``.
+    """
+
+    def __init__(self, message: str, public: str | None = None):
+        super().__init__(message)
+        self.public = message if public is None else public
+
+    def __str__(self) -> str:  # the message as written, also for the KeyError subclass (KeyError quotes it)
+        return str(self.args[0]) if self.args else ""
 
 
 _ERROR_CLASSES: dict[str, type] = {}
@@ -54,6 +66,7 @@ _ERROR_CLASSES: dict[str, type] = {}
 def learner_error(func_name: str, info: dict) -> LearnerCallError:
     """The exception a test cell sees when the learner's function raised: a LearnerCallError that is also an
     instance of the builtin type the learner's exception derives from (for ``except ValueError``)."""
+    info = info if type(info) is dict else {}  # error.json is K's to write: anything else says nothing
     base = info.get("builtin") if info.get("builtin") in CATCHABLE else None
     if base and base not in _ERROR_CLASSES:
         import builtins
@@ -61,7 +74,26 @@ def learner_error(func_name: str, info: dict) -> LearnerCallError:
         _ERROR_CLASSES[base] = type(f"Learner{base}", (LearnerCallError, getattr(builtins, base)), {})
     cls = _ERROR_CLASSES.get(base, LearnerCallError)
     detail = f": {str(info.get('message'))[:2000]}" if info.get("message") else ""
-    return cls(f"{func_name} raised {str(info.get('type'))[:100]}{detail}")
+    return cls(f"{func_name} raised {str(info.get('type'))[:100]}{detail}", _public_error(func_name, info, base))
+
+
+def _public_error(func_name: str, info: dict, base: str | None) -> str:
+    """What a hidden part says when the learner's function raised: the builtin type, never the learner's message or
+    class name (either could spell out the hidden inputs); the grader's own "not defined" note is kept."""
+    import builtins
+
+    name = info.get("type")
+    if name == "NameError" and info.get("message") == _undefined(func_name):
+        return f"{func_name} raised NameError: {_undefined(func_name)}"
+    builtin = getattr(builtins, name, None) if type(name) is str else None
+    if isinstance(builtin, type) and issubclass(builtin, BaseException):
+        return f"{func_name} raised {name}"
+    return f"{func_name} raised a subclass of {base}" if base else f"{func_name} raised an exception"
+
+
+def _undefined(func_name: str) -> str:
+    """The error ``serve`` reports when K has no function ``func_name``."""
+    return f"name {func_name!r} {UNDEFINED} (it must define {func_name})"
 
 
 def _builtin_base(err: BaseException) -> str | None:
@@ -345,7 +377,7 @@ def serve(namespace: dict, func_name: str, args_dir: str, out_dir: str, mode: st
     try:
         fn = namespace.get(func_name)
         if fn is None or not callable(fn):
-            raise NameError(f"name {func_name!r} {UNDEFINED} (it must define {func_name})")
+            raise NameError(_undefined(func_name))
         args, kwargs = read(Path(args_dir), "args")
         if mode == "call":
             result = fn(*args, **kwargs)

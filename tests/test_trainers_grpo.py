@@ -66,8 +66,11 @@ def test_smoke_run_logs_every_stat_and_diagnoses_on_policy_step_as_expected(sft)
         assert all(key in r for r in h[1:]), key
     assert "eval/accuracy" in h[0] and "eval/accuracy" in h[-1]
     first = h[1]
-    # on-policy, mu = 1, beta = 0: the ratio is exactly 1, nothing is clipped, and the gradient is not zero
-    assert first["stats/clipfrac_one_sided"] == 0.0 and first["stats/approx_kl"] == 0.0 and first["stats/kl_k3_token"] == 0.0
+    # on-policy, mu = 1, beta = 0: the ratio is exactly 1, nothing is clipped, and the gradient is not zero.
+    # The reference is the policy's frozen copy: same weights, but torch 2.13 on CPU picks another matmul kernel
+    # for parameters without requires_grad, so its log-probs differ in the 6th digit and k3 is 0 only to ~1e-9.
+    assert first["stats/clipfrac_one_sided"] == 0.0 and first["stats/approx_kl"] == 0.0
+    assert first["stats/kl_k3_token"] == pytest.approx(0.0, abs=1e-8)
     assert diagnose_zero_loss(zero_loss_stats(first, cfg)) == "expected"
 
 

@@ -37,8 +37,9 @@ METRICS: dict[str, tuple[str, str]] = {
     "stats/approx_kl": ("nats / token", "KL from the sampling policy to the updated one: k2 per token, mean over "
                                         "valid tokens (PPO, GRPO)"),
     "stats/clipfrac_two_sided": ("fraction", "tokens whose ratio left [1-ε, 1+ε] on either side (PPO)"),
-    "stats/clipfrac_one_sided": ("fraction", "tokens clipped on the side that stops their gradient: ratio < 1-ε_low "
-                                             "with A < 0, or > 1+ε_high with A > 0 (GRPO)"),
+    "stats/clipfrac_one_sided": ("fraction", "tokens whose gradient the running loss's own clip stops: ratio (the "
+                                             "token's, or its row's for GSPO and RLOO) < 1-ε_low with A < 0, or "
+                                             "> 1+ε_high with A > 0; 0 for CISPO, SAPO, REINFORCE (GRPO)"),
     "stats/entropy": ("nats / token", "entropy of the policy's next-token distribution, mean over valid tokens"),
     "stats/grad_norm": ("L2 norm", "gradient norm before clipping"),
     "stats/explained_var": ("fraction", "1 - Var(return - value) / Var(return) of the critic (PPO)"),

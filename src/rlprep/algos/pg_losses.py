@@ -24,9 +24,23 @@ What the variants change, side by side:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
 from rlprep.algos.grpo import group_advantages, grpo_loss, kl_k3
+
+
+class ClipRange(NamedTuple):
+    """A clip that stops a token's gradient: the ratio it clips and its band [1 - eps_low, 1 + eps_high].
+
+    ``level``: ``"token"`` (each token's ratio), ``"sequence"`` (GSPO: exp of the row's mean log-ratio, shared by its
+    tokens) or ``"sequence_sum"`` (RLOO: exp of the row's summed log-ratio, the whole-sequence ratio).
+    """
+
+    level: str
+    eps_low: float
+    eps_high: float
 
 
 # Baselines -----------------------------------------------------------------------------------------------------
@@ -290,6 +304,17 @@ PG_ADVANTAGES = {
     "cispo": group_std_advantages,
     "sapo": group_std_advantages,
 }
+
+PG_CLIPS = {
+    "rloo": ClipRange("sequence_sum", 0.2, 0.2),
+    "grpo": ClipRange("token", 0.2, 0.2),
+    "dr_grpo": ClipRange("token", 0.2, 0.2),
+    "dapo": ClipRange("token", 0.2, 0.28),
+    "gspo": ClipRange("sequence", 3e-4, 4e-4),
+}
+"""Each variant's clip at its defaults, where min(rho A, clip(rho) A) keeps the constant term and the token gets no
+gradient (``stats/clipfrac_one_sided`` counts those tokens). REINFORCE, CISPO (its clip bounds a detached weight) and
+SAPO (a smooth gate) have none: no token ever loses its gradient to a clip."""
 
 PG_LOSSES = {
     "reinforce": reinforce_loss,

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from rlprep.live import History, run_steps
-from rlprep.algos.pg_losses import PG_LOSSES
+from rlprep.algos.pg_losses import PG_CLIPS, PG_LOSSES, ClipRange
 from rlprep.profiles import Profile
 from rlprep.trainers.grpo_update import grpo_update, registry_advantages, registry_loss
 from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
@@ -178,6 +178,8 @@ class GRPOTrainer:
         self.grpo_loss = grpo_loss or (registry_loss(config.loss_type, max_length=config.max_new_tokens)
                                        if by_name else reference("grpo", "grpo_loss"))
         self.kl_k3 = kl_k3 or reference("grpo", "kl_k3")
+        self.clip = (PG_CLIPS.get(config.loss_type) if by_name  # the clip the loss applies, for the clip statistic
+                     else ClipRange(config.importance_level, config.eps_low, config.eps_high))
         self.completion_mask_fn = completion_mask_fn or completion_mask_default
         self.optimizer = adamw(self.policy.parameters(), lr=config.lr)
         self.rng = np.random.default_rng(config.seed)
@@ -298,7 +300,8 @@ class GRPOTrainer:
         out = grpo_update(self.policy, self.optimizer, logp, old_logp, self.token_advantages(batch, logp), mask,
                           grpo_loss=self.grpo_loss, eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
                           ref_logp=batch["ref_logp"], aggregation=cfg.aggregation,
-                          importance_level=cfg.importance_level, max_grad_norm=cfg.max_grad_norm, entropy=entropy)
+                          importance_level=cfg.importance_level, clip=self.clip, max_grad_norm=cfg.max_grad_norm,
+                          entropy=entropy)
         kl = float("nan")
         if batch["ref_logp"] is not None:
             with torch.no_grad():

@@ -17,6 +17,8 @@ from typing import Callable
 
 import torch
 
+from rlprep.algos.pg_losses import ClipRange
+
 
 def registry_advantages(name: str) -> Callable:
     """``PG_ADVANTAGES[name]`` called as the trainer calls ``group_advantages``: ``(rewards [N*G], G, scale=...)``.
@@ -71,36 +73,45 @@ def optimizer_step(policy, optimizer, loss: torch.Tensor, max_grad_norm: float) 
 
 @torch.no_grad()
 def update_stats(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
-                 eps_low: float, eps_high: float, importance_level: str = "token",
-                 entropy: torch.Tensor | None = None) -> dict[str, float]:
+                 clip: ClipRange | None, entropy: torch.Tensor | None = None) -> dict[str, float]:
     """Statistics of one update, means over the valid tokens of ``mask`` [B, T] (``logp``, ``old_logp`` [B, T]).
 
-    ``stats/clipfrac_one_sided``: share of tokens whose ratio is clipped on the side that stops their gradient
-    (below 1 - eps_low with A < 0, above 1 + eps_high with A > 0); ``stats/approx_kl``: mean of
-    0.5 (logp - old_logp)^2 (Schulman 2020's k2) to the sampling policy; ``stats/entropy`` when ``entropy``
-    [B, T] is given. ``advantages`` is [B] or [B, T]; ``importance_level="sequence"`` clips GSPO's row ratio.
+    ``stats/clipfrac_one_sided``: share of tokens whose gradient the loss's own ``clip`` stops: its ratio (per token,
+    or the row's, at ``clip.level``) below 1 - eps_low with A < 0 or above 1 + eps_high with A > 0; 0 when the loss
+    has no such clip (``clip=None``: REINFORCE, CISPO, SAPO). ``stats/approx_kl``: mean of 0.5 (logp - old_logp)^2
+    (Schulman 2020's k2) to the sampling policy; ``stats/entropy`` when ``entropy`` [B, T] is given.
+    ``advantages`` is [B] or [B, T].
     """
     m = mask.to(logp.dtype)
     denom = m.sum().clamp(min=1)
-    log_ratio = (logp - old_logp) * m  # (B, T)
-    if importance_level == "sequence":
-        log_ratio = log_ratio.sum(-1, keepdim=True) / m.sum(-1, keepdim=True).clamp(min=1)  # (B, 1)
-    ratio = torch.exp(log_ratio)
-    adv = advantages if advantages.ndim == 2 else advantages.unsqueeze(-1)  # (B, T) or (B, 1)
-    clipped = ((ratio < 1 - eps_low) & (adv < 0)) | ((ratio > 1 + eps_high) & (adv > 0))  # (B, T)
     out = {"stats/frac_valid_tokens": float(m.sum() / m.numel()),
-           "stats/clipfrac_one_sided": float((clipped.to(m.dtype) * m).sum() / denom),
+           "stats/clipfrac_one_sided": float((clipped_tokens(logp, old_logp, advantages, m, clip) * m).sum() / denom),
            "stats/approx_kl": float((0.5 * (logp - old_logp) ** 2 * m).sum() / denom)}
     if entropy is not None:
         out["stats/entropy"] = float((entropy * m).sum() / denom)
     return out
 
 
+def clipped_tokens(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, m: torch.Tensor,
+                   clip: ClipRange | None) -> torch.Tensor:
+    """``[B, T]`` (or ``[B, 1]``, a row's verdict for its tokens) 1.0 where ``clip`` stops the gradient, else 0."""
+    if clip is None:
+        return torch.zeros_like(m)
+    log_ratio = torch.where(m > 0, logp - old_logp, torch.zeros_like(logp))  # (B, T)
+    levels = {"token": lambda: log_ratio,
+              "sequence": lambda: log_ratio.sum(-1, keepdim=True) / m.sum(-1, keepdim=True).clamp(min=1),  # (B, 1)
+              "sequence_sum": lambda: log_ratio.sum(-1, keepdim=True)}  # (B, 1)
+    ratio = torch.exp(levels[clip.level]())
+    adv = advantages if advantages.ndim == 2 else advantages.unsqueeze(-1)  # (B, T) or (B, 1)
+    stopped = ((ratio < 1 - clip.eps_low) & (adv < 0)) | ((ratio > 1 + clip.eps_high) & (adv > 0))
+    return stopped.to(m.dtype)
+
+
 def grpo_update(policy, optimizer, logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
                 mask: torch.Tensor, *, grpo_loss: Callable | None = None, eps_low: float = 0.2,
                 eps_high: float = 0.2, beta: float = 0.0, ref_logp: torch.Tensor | None = None,
-                aggregation: str = "token", importance_level: str = "token", max_grad_norm: float = 1.0,
-                entropy: torch.Tensor | None = None) -> dict[str, float]:
+                aggregation: str = "token", importance_level: str = "token", clip: ClipRange | None,
+                max_grad_norm: float = 1.0, entropy: torch.Tensor | None = None) -> dict[str, float]:
     """One gradient step of ``policy`` on ``grpo_loss`` and the step's metrics.
 
     Args:
@@ -111,6 +122,8 @@ def grpo_update(policy, optimizer, logp: torch.Tensor, old_logp: torch.Tensor, a
         grpo_loss: the loss (default: ``rlprep.algos.grpo.grpo_loss``; a lab passes the learner's, which need not
             know ``importance_level`` unless it is ``"sequence"``). The other keywords are its arguments.
         ref_logp: [B, T] under the frozen reference, for ``beta > 0``.
+        clip: the clip of the loss that runs, as it runs (its range and ratio level; None: no clip stops a
+            gradient), for ``stats/clipfrac_one_sided``.
 
     Returns:
         ``loss/policy``, ``stats/grad_norm`` (before clipping) and :func:`update_stats`.
@@ -122,7 +135,6 @@ def grpo_update(policy, optimizer, logp: torch.Tensor, old_logp: torch.Tensor, a
                      ref_logp=ref_logp if beta > 0 else None, aggregation=aggregation, **gspo)
     out = {"loss/policy": float(loss.detach()),
            "stats/grad_norm": optimizer_step(policy, optimizer, loss, max_grad_norm)}
-    out.update(update_stats(logp.detach(), old_logp.detach(), advantages.detach(), mask, eps_low=eps_low,
-                            eps_high=eps_high, importance_level=importance_level,
+    out.update(update_stats(logp.detach(), old_logp.detach(), advantages.detach(), mask, clip=clip,
                             entropy=None if entropy is None else entropy.detach()))
     return out

@@ -11,8 +11,8 @@ import pytest
 from rlprep.course import NOTEBOOKS
 
 ROOT = Path(__file__).resolve().parents[1]
-PARTS = ("#### Short answer", "#### Full answer", "#### Evidence you can run",
-         "#### Misconceptions, follow-ups and sources", "#### 面试口述版")
+PARTS = ("#### 30-second answer", "#### Derivation", "#### Evidence you can run", "#### Misconceptions and follow-ups",
+         "#### 面试口述版")  # the section template; tests/test_content_template.py checks each is there once, in order
 
 
 def _course_map() -> dict[str, str]:

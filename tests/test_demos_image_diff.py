@@ -285,12 +285,12 @@ def test_w33_bank_entry_states_each_pitfall_once_and_keeps_measurements_out():
     from rlprep.interview.bank import load_bank
 
     q = load_bank()["W33"]
-    zh = [kp.zh for kp in q.key_points] + [fu.a.zh for fu in q.follow_ups] + [m.zh for m in q.misconceptions]
-    en = [kp.en for kp in q.key_points] + [fu.a.en for fu in q.follow_ups] + [m.en for m in q.misconceptions]
+    zh = [kp.zh for kp in q.key_points] + [fu.a.zh for fu in q.follow_ups] + [m.answer.zh for m in q.misconceptions]
+    en = [kp.en for kp in q.key_points] + [fu.a.en for fu in q.follow_ups] + [m.answer.en for m in q.misconceptions]
     for word in ("抵消", "回绕", "补集"):  # block sums cancel; uint8 wraps; the whole-frame median's complement box
         assert sum(word in text for text in zh) == 1, word
     assert sum("cancel" in text for text in en) == 1
     # the spoken answer does not recite the bug list; the misconceptions speak of bandwidth, not of one measurement
     assert "回绕" not in q.spoken_answer_zh and "闭区间" not in q.spoken_answer_zh
     assert not any("measurement" in text or "测量" in text for text in en + zh)
-    assert any("带宽" in m.zh and "Lemire" in m.zh for m in q.misconceptions)
+    assert any("带宽" in m.answer.zh and "Lemire" in m.answer.zh for m in q.misconceptions)

@@ -42,6 +42,7 @@ def test_fixture_bank_loads_into_dataclasses():
     assert w04.key_points[0].terms == ("TD 残差", "TD residual", "δ")
     assert w04.follow_ups[1].a.en == "The recursion needs one pass."
     assert w04.notebook_path == "notebooks/02_gae.ipynb"
+    assert w04.misconceptions[0].claim.en == "A fixture claim." and w04.misconceptions[0].answer.zh == "固定测试回答。"
 
 
 @pytest.mark.parametrize("mutate, message", [
@@ -56,6 +57,13 @@ def test_fixture_bank_loads_into_dataclasses():
     (lambda e: e.update(source="seed-002"), "W04.yaml: source: must be 'seed-000' for a W id"),
     (lambda e: e.update(followups=[]), "W04.yaml: followups: is not a field of a bank entry"),
     (lambda e: e.update(id="W05"), "W04.yaml (W05): id: 'W05' does not match the file name (expected 'W04')"),
+    (lambda e: e.pop("misconceptions"), "W04.yaml: misconceptions: is missing"),
+    (lambda e: e.update(misconceptions=[{"zh": "旧", "en": "old"}]),
+     "W04.yaml: misconceptions[0]: is the old {zh, en} form: split it into 'claim'"),
+    (lambda e: e.update(misconceptions=[{"claim": {"zh": "误", "en": "wrong"}}]),
+     "W04.yaml: misconceptions[0]: must be a mapping with exactly 'claim' and 'answer'"),
+    (lambda e: e["misconceptions"][0]["answer"].pop("en"), "W04.yaml: misconceptions[0].answer.en: must be a non-empty string"),
+    (lambda e: e.update(misconceptions=e["misconceptions"] * 5), "W04.yaml: misconceptions: must have 1-4 items, has 5"),
 ])
 def test_malformed_entry_names_file_id_and_field(tmp_path, mutate, message):
     entry = _fixture()
@@ -141,8 +149,6 @@ def _unresolved(bank) -> dict[str, str]:
     """id -> why its notebook link does not resolve (file missing, or no heading naming the id)."""
     problems = {}
     for q in bank.values():
-        if q.notebook is None:  # an atlas (A) entry before its notebook section exists; W/G entries require a link
-            continue
         path = ROOT / q.notebook_path
         if not path.is_file():
             problems[q.id] = f"{q.notebook_path} does not exist"
@@ -163,16 +169,15 @@ def test_every_notebook_link_resolves(monkeypatch):
     assert _unresolved(bank) == {}
 
 
-def test_atlas_ids_load_without_a_course_map_row_or_a_notebook_link(tmp_path):
+def test_atlas_ids_load_without_a_course_map_row_but_need_their_notebook_link(tmp_path):
     entry = _fixture()
-    entry.update(id="A07", source="atlas")
-    del entry["notebook"]
+    entry.update(id="A07", source="atlas", notebook="notebooks/13_algorithm_atlas.ipynb#A07")
     bank = load_bank(_write(tmp_path, "A07.yaml", entry))
-    assert bank["A07"].notebook is None and bank["A07"].notebook_path is None
+    assert bank["A07"].notebook_path == "notebooks/13_algorithm_atlas.ipynb"
     entry["source"] = "seed-000"
     with pytest.raises(RlprepError, match="A07.yaml: source: must be 'atlas'"):
         load_bank(_write(tmp_path, "A07.yaml", entry))
-    w = _fixture()
-    del w["notebook"]
-    with pytest.raises(RlprepError, match="notebook: is missing"):  # W and G entries still need their link
-        load_bank(_write(tmp_path, "W04.yaml", w))
+    del entry["notebook"]
+    entry["source"] = "atlas"
+    with pytest.raises(RlprepError, match="A07.yaml: notebook: is missing"):  # every A id has its section (issue #35)
+        load_bank(_write(tmp_path, "A07.yaml", entry))

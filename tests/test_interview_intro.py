@@ -8,7 +8,7 @@ from interview_support import FIXTURE_BANK, run_cli
 from rlprep.errors import RlprepError
 from rlprep.interview.bank import han_count
 from rlprep.interview.intro import build_intro, example_intro, intro_template, render_intro_template
-from rlprep.interview.render import render_section_extras, render_spoken
+from rlprep.interview.render import render_rubric, render_section_extras, render_spoken
 
 
 def test_template_slots_fill_and_missing_ones_show_their_prompt():
@@ -44,8 +44,10 @@ def test_render_spoken_and_extras_come_from_the_bank(monkeypatch):
     assert f"*Spoken answer: {n} 字, about {n / 200:.1f} minutes at 200 字 a minute (an interview answer fits in 2).*" in spoken
     assert "面试口述版" not in spoken                          # the notebook's heading cell is its one title
     extras = render_section_extras("W04")
-    assert "1. TD 残差" in extras and "*the TD residual*" in extras
+    assert "TD 残差" not in extras and "the TD residual" not in extras  # the key points are the rubric, not a layer
+    assert "固定测试误区。" in extras and "*A fixture answer.*" in extras
     assert "**终止状态怎么处理？**" in extras and "乘 (1-done) 截断。" in extras and "- fixture" in extras
+    assert "TD 残差" in render_rubric("W04")
     with pytest.raises(RlprepError, match="no entry 'W33'"):
         render_spoken("W33")
 

@@ -46,7 +46,7 @@ NOTEBOOKS: tuple[Unit, ...] = (
     Unit("notebooks/11_multimodal.ipynb", "Multimodal models", ("W26", "W27", "W28", "W29", "W30", "W31", "W32", "G15")),
     Unit("notebooks/12_image_diff.ipynb", "The image-diff coding round", ("W33",)),
     Unit("notebooks/13_algorithm_atlas.ipynb", "The post-training algorithm atlas",
-         ("A01", "A02", "A03", "A04", "A07", "A08", "A09")),
+         ("A01", "A02", "A03", "A04", "A05", "A06", "A07", "A08", "A09")),
     Unit("notebooks/90_mock_interview.ipynb", "Mock interviews and your self-introduction", ("W01",)),
 )
 

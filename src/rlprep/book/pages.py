@@ -6,9 +6,10 @@ Layout under the project folder (URLs follow it, lower-cased by MyST; ``site.py`
     notebooks/NN_*.ipynb        the walkthrough notebooks, executed; each question heading carries a label (``w11``)
     questions/<ID>.ipynb        one page per bank id: its notebook section with outputs, linking the section, the lab
                                 and the bank entry
-    bank/<ID>.md                the bank entry: 面试口述版, key points, follow-ups, misconceptions, sources
+    bank/<ID>.md                the bank entry: 面试口述版, misconceptions, follow-ups, sources, scoring rubric
     labs/<lab>/<lab>.ipynb      the labs as released (labs/: no solutions, no hidden tests)
     interview/<preset>.md       ``rlprep mock --interviewer --preset <preset> --format markdown`` at a fixed seed
+    coding/<slug>.md            a coding-round problem; its solution on coding/<slug>-solution.md (``coding_pages.py``)
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def question_page(qid: str, question_zh: str, question_en: str, unit: Unit | Non
     for cell in cells[1:] if cells else []:  # cells[0] is the heading, now the title
         cell = nbformat.from_dict(cell)
         cell.id = f"page-{cell.id}"  # MyST turns cell ids into project-wide identifiers: the notebook keeps the originals
-        if cell.cell_type == "markdown":  # one level up: #### Short answer -> ## Short answer
+        if cell.cell_type == "markdown":  # one level up: #### Derivation -> ## Derivation
             cell.source = re.sub(r"^(#{4,6}) ", lambda m: "#" * (len(m.group(1)) - 2) + " ", cell.source, flags=re.M)
         body.append(cell)
     if not cells:
@@ -148,11 +149,12 @@ def question_page(qid: str, question_zh: str, question_en: str, unit: Unit | Non
 
 def bank_page(q) -> str:
     """A bank entry as Markdown (the same renderers the notebooks call)."""
-    from rlprep.interview.render import render_section_extras, render_spoken
+    from rlprep.interview.render import render_rubric, render_section_extras, render_spoken
 
     return (f"# {q.id} · {q.question.zh}\n\n*{q.question.en}*\n\n"
             f"Topics: {', '.join(q.topics)} · difficulty {q.difficulty} · [the question page](../questions/{q.id}.ipynb)\n\n"
-            f"## 面试口述版\n\n{render_spoken(q.id)}\n## Follow-ups, misconceptions, key points and sources\n\n{render_section_extras(q.id)}")
+            f"## 面试口述版\n\n{render_spoken(q.id)}\n## Misconceptions, follow-ups and sources\n\n{render_section_extras(q.id)}"
+            f"\n## Scoring rubric\n\n{render_rubric(q.id)}")
 
 
 def interviewer_pages() -> list[Page]:
@@ -223,7 +225,9 @@ def project_pages(executed: dict[str, nbformat.NotebookNode], bank: dict, labs_r
     sheets = interviewer_pages()
     pages.append(Page("interview/index.md", "# Interviewer's sheets\n\nOne sheet per `rlprep mock` preset:\n\n"
                       + "\n".join(f"- [{Path(p.path).stem}]({Path(p.path).name})" for p in sheets) + "\n"))
-    return pages + sheets
+    from rlprep.book.coding_pages import coding_pages  # here: coding_pages imports Page from this module
+
+    return pages + sheets + coding_pages()
 
 
 def toc(pages: list[Page]) -> list[dict]:
@@ -238,4 +242,5 @@ def toc(pages: list[Page]) -> list[dict]:
             {"file": "questions/index.md", "children": files("questions/")},
             {"title": "Labs", "children": files("labs/")},
             {"file": "interview/index.md", "children": files("interview/")},
+            {"file": "coding/index.md", "children": files("coding/")},
             {"title": "Question bank", "children": files("bank/")}]

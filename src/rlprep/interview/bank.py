@@ -7,14 +7,18 @@ Each entry lives in ``rlprep/interview/bank/<ID>.yaml`` (schema in the team brie
     question: {zh: "...verbatim...", en: "..."}
     topics: [gae, ppo]                # from TOPICS below
     difficulty: 2                     # 1 warm-up, 2 standard, 3 hard
-    key_points:                       # 3-6
+    key_points:                       # 3-6: the mock interview's scoring rubric (never rendered in a notebook)
       - {zh: "...", en: "...", terms: ["δ", "TD residual", "TD 残差"]}
-    follow_ups:                       # 2-4
+    follow_ups:                       # 2-4: a ladder, each rung deeper than the one before
       - {q: {zh: "...", en: "..."}, a: {zh: "...", en: "..."}}
     spoken_answer_zh: "..."           # 面试口述版, two minutes at most (SPOKEN_MAX_MINUTES)
     notebook: notebooks/02_gae.ipynb#W04
-    sources: ["Schulman et al. 2015, ..., arXiv 1506.02438"]
-    misconceptions: [{zh: "...", en: "..."}]   # optional
+    sources: ["Schulman et al. 2015, ..., arXiv 1506.02438, Sec. 3"]
+    misconceptions:                   # 1-4: a wrong statement a candidate makes, and its answer
+      - claim: {zh: "λ 越大越好。", en: "A larger λ is always better."}
+        answer: {zh: "...", en: "..."}
+
+Each layer's job is stated once, in ``docs/authoring-notebooks.md`` ("The section template").
 
 A malformed entry fails with the file, the id and the field at fault, e.g.
 ``W04.yaml: key_points[2].terms: must be a non-empty list of strings``; every problem in every file is
@@ -40,15 +44,17 @@ TOPICS: tuple[str, ...] = (
     "reward-hacking", "distillation", "frontier-models", "engineering", "multimodal", "coding", "self-intro",
 )
 SOURCES = {"W": "seed-000", "G": "seed-002", "A": "atlas"}
-"""W and G ids come from the course map (questions verbatim); A ids are the algorithm atlas's own questions (issue #23),
-which link a notebook section only once their notebook has one (``notebook`` is optional for them)."""
+"""W and G ids come from the course map (questions verbatim); A ids are the algorithm atlas's own questions (issue #23).
+Every entry links its notebook section (issue #35: each A id has one too)."""
 COURSE_MAP_PREFIXES = ("W", "G")
 KEY_POINTS_RANGE = (3, 6)
 FOLLOW_UPS_RANGE = (2, 4)
+MISCONCEPTIONS_RANGE = (1, 4)
 _NOTEBOOK_LINK = re.compile(r"^notebooks/[0-9A-Za-z_\-]+\.ipynb#(?P<anchor>[WGA]\d\d)$")
 _FIELDS = {"id", "source", "question", "topics", "difficulty", "key_points", "follow_ups", "spoken_answer_zh",
            "notebook", "sources", "misconceptions"}
-_OPTIONAL = {"misconceptions"}
+_OPTIONAL: set[str] = set()
+"""Every field is required: an A (atlas) id needs its notebook section too (issue #35)."""
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # C parser if built: 52 entries 0.57 s -> 0.07 s
 
 
@@ -89,6 +95,14 @@ class FollowUp:
 
 
 @dataclass(frozen=True)
+class Misconception:
+    """A wrong statement a candidate actually makes (``claim``, said as they would say it) and why it is wrong."""
+
+    claim: Text
+    answer: Text
+
+
+@dataclass(frozen=True)
 class Question:
     """One validated bank entry."""
 
@@ -102,7 +116,7 @@ class Question:
     spoken_answer_zh: str
     notebook: str | None
     sources: tuple[str, ...]
-    misconceptions: tuple[Text, ...] = ()
+    misconceptions: tuple[Misconception, ...] = ()
 
     @property
     def notebook_path(self) -> str | None:
@@ -195,6 +209,19 @@ def _follow_up(raw: Any, field: str, problems: _Problems) -> FollowUp | None:
     return FollowUp(q, a) if q and a else None
 
 
+def _misconception(raw: Any, field: str, problems: _Problems) -> Misconception | None:
+    if isinstance(raw, dict) and set(raw) == {"zh", "en"}:
+        problems.add(field, "is the old {zh, en} form: split it into 'claim' (the wrong statement, as a candidate says "
+                            "it) and 'answer' (why it is wrong), each {zh, en}")
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"claim", "answer"}:
+        problems.add(field, "must be a mapping with exactly 'claim' and 'answer', each {zh, en}")
+        return None
+    claim = _text(raw["claim"], f"{field}.claim", problems)
+    answer = _text(raw["answer"], f"{field}.answer", problems)
+    return Misconception(claim, answer) if claim and answer else None
+
+
 def parse_entry(raw: Any, filename: str, known_ids: dict[str, str] | None = None) -> tuple[Question | None, list[str]]:
     """Validate one parsed YAML document; returns the question (or None) and the problems found."""
     problems = _Problems(filename)
@@ -212,8 +239,7 @@ def parse_entry(raw: Any, filename: str, known_ids: dict[str, str] | None = None
             problems.add("id", f"{qid!r} does not match the file name (expected {stem!r})")
         if known_ids is not None and qid[0] in COURSE_MAP_PREFIXES and qid not in known_ids:
             problems.add("id", f"{qid!r} is not in the course map")
-    optional = _OPTIONAL | ({"notebook"} if qid and qid[0] not in COURSE_MAP_PREFIXES else set())
-    for missing in sorted(_FIELDS - optional - set(raw)):
+    for missing in sorted(_FIELDS - _OPTIONAL - set(raw)):
         problems.add(missing, "is missing")
     for extra in sorted(set(raw) - _FIELDS):
         problems.add(extra, f"is not a field of a bank entry (fields: {', '.join(sorted(_FIELDS))})")
@@ -257,9 +283,9 @@ def parse_entry(raw: Any, filename: str, known_ids: dict[str, str] | None = None
     if "sources" in raw and not (isinstance(sources, list) and sources and all(_nonempty_str(s) for s in sources)):
         problems.add("sources", "must be a non-empty list of strings")
     misconceptions = []
-    if raw.get("misconceptions") is not None:
-        for i, item in enumerate(_list(raw["misconceptions"], "misconceptions", problems)):
-            misconceptions.append(_text(item, f"misconceptions[{i}]", problems))
+    if "misconceptions" in raw:
+        for i, item in enumerate(_list(raw["misconceptions"], "misconceptions", problems, MISCONCEPTIONS_RANGE)):
+            misconceptions.append(_misconception(item, f"misconceptions[{i}]", problems))
 
     if problems.lines:
         return None, problems.lines

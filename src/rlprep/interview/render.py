@@ -1,6 +1,7 @@
-"""Markdown views of bank entries, so notebooks render their 面试口述版, key points and follow-ups from the bank.
+"""Markdown views of bank entries, so notebooks render their 面试口述版, misconceptions and follow-ups from the bank.
 
-In a notebook section: ``render_spoken("W04")`` and ``render_section_extras("W04")`` as a cell's last line.
+In a notebook section: ``render_spoken("W04")`` and ``render_section_extras("W04")`` as a cell's last line. The key
+points are the mock interview's scoring rubric: no notebook renders them (``render_rubric`` is for the bank's own page).
 """
 
 from __future__ import annotations
@@ -42,20 +43,25 @@ def render_spoken(qid: str) -> MarkdownText:
 
 
 def render_section_extras(qid: str) -> MarkdownText:
-    """The entry's follow-ups (追问) with short answers, misconceptions, key points and sources, as Markdown.
+    """The entry's misconceptions (claim, then its answer), its follow-up ladder (追问, each rung deeper) and its sources.
 
-    The key points come last, labelled as what they are: the checklist the mock interview scores an answer against, a
-    recap of the answer above rather than a new layer of it."""
+    The key points are not here: they are the mock interview's scoring rubric, and the notebook section above already
+    is the answer they summarise (docs/authoring-notebooks.md, "The section template")."""
     q = get_question(qid)
-    out = ["**Follow-ups (追问)**", ""]
-    for fu in q.follow_ups:
-        out += [f"- **{fu.q.zh}** *{fu.q.en}*  ", f"  {fu.a.zh}  ", f"  *{fu.a.en}*"]
-    if q.misconceptions:
-        out += ["", "**Common misconceptions (常见误区)**", ""]
-        out += [f"- {m.zh}  \n  *{m.en}*" for m in q.misconceptions]
-    out += ["", "**Self-check (要点): the points the mock interview scores an answer against, a recap of the answer "
-            "above**", ""]
-    out += [f"{i}. {kp.zh}  \n   *{kp.en}*" for i, kp in enumerate(q.key_points, 1)]
+    out = ["**Misconceptions (常见误区)**", ""]
+    for m in q.misconceptions:
+        out += [f"- ✗ “{m.claim.zh}” *“{m.claim.en}”*  ", f"  {m.answer.zh}  ", f"  *{m.answer.en}*"]
+    out += ["", "**Follow-up ladder (追问, each rung deeper)**", ""]
+    for i, fu in enumerate(q.follow_ups, 1):
+        out += [f"{i}. **{fu.q.zh}** *{fu.q.en}*  ", f"   {fu.a.zh}  ", f"   *{fu.a.en}*"]
     out += ["", "**Sources**", ""]
     out += [f"- {s}" for s in q.sources]
+    return MarkdownText("\n".join(out) + "\n")
+
+
+def render_rubric(qid: str) -> MarkdownText:
+    """The entry's key points: the rubric the mock interview scores a spoken answer against, for the bank's own page."""
+    q = get_question(qid)
+    out = ["**Scoring rubric (要点): what the mock interview listens for**", ""]
+    out += [f"{i}. {kp.zh}  \n   *{kp.en}*" for i, kp in enumerate(q.key_points, 1)]
     return MarkdownText("\n".join(out) + "\n")

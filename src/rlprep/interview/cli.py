@@ -30,13 +30,21 @@ scripted input (--answers FILE, or a pipe on stdin), per question:
 presets:
 """ + "\n".join(f"  {name:<12} {p.description}" for name, p in PRESETS.items()) + """
 
+a language model as interviewer (--llm; optional, nothing leaves the machine without it):
+  Any OpenAI-compatible endpoint: RLPREP_LLM_BASE_URL, RLPREP_LLM_MODEL, the key (if it needs one) in
+  RLPREP_LLM_API_KEY or OPENAI_API_KEY. `rlprep llm check` shows the settings and makes one test call. The model
+  asks 1-3 follow-ups from what you said and judges each key point (covered/partial/missing/wrong, quoting you);
+  an invalid reply is retried once, then the offline scorer takes over and the session says so. You see the first
+  request (prompt, endpoint, model) and agree before anything is sent (--no-confirm: shown, not asked).
+
 environment: RLPREP_HOME (where history is kept), RLPREP_BANK (load bank entries from another directory,
-for authors checking drafts).
+for authors checking drafts), RLPREP_LLM_* (above; README, section "mock").
 examples:
   rlprep mock --preset third-round
   rlprep mock --topics gae,ppo --questions 3 --minutes 4 --lang zh
   rlprep mock --interviewer --preset rl-core --format markdown > sheet.md
   rlprep mock --intro --lang en
+  rlprep mock --llm --preset quick
 """
 
 
@@ -67,6 +75,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="build your W01 self-introduction from a template and a worked example (in Chinese; "
                        "--lang en for English); it asks before replacing a saved draft")
     modes.add_argument("--force", action="store_true", help="with --intro: replace your saved draft without asking")
+    model = parser.add_argument_group("a language model as interviewer (optional)")
+    model.add_argument("--llm", action="store_true",
+                       help="follow-ups and judgement from the model at RLPREP_LLM_BASE_URL (see below); you see "
+                       "the first request and agree before anything is sent")
+    model.add_argument("--no-confirm", action="store_true",
+                       help="with --llm: send without asking (the first request is still printed); needed when the "
+                       "answers come from --answers or a pipe")
+    model.add_argument("--scorer", choices=("claims", "keyword"), default=None,
+                       help="the offline scorer, and the one that takes over from a model: claims (default: a key "
+                       "point said with a misconception's claim counts as wrong) or keyword (terms only)")
     modes.add_argument("--list", action="store_true", help="list the question bank (id, topics, difficulty) and any "
                        "course-map id still missing")
 
@@ -75,7 +93,7 @@ def _settings(args: argparse.Namespace) -> SessionSettings:
     topics = tuple(t.strip() for t in args.topics.split(",") if t.strip()) if args.topics else None
     ids = tuple(i.strip() for i in args.ids.split(",") if i.strip()) if args.ids else None
     overrides = dict(n_questions=args.questions, minutes=args.minutes, topics=topics, ids=ids, lang=args.lang,
-                     seed=args.seed)
+                     seed=args.seed, scorer=args.scorer)
     if args.preset:
         return SessionSettings.from_preset(args.preset, **overrides)
     if ids and args.questions is None:
@@ -102,6 +120,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.list:
         return _list_bank()
+    if args.no_confirm and not args.llm:
+        raise RlprepError("--no-confirm is about sending to a model", "add --llm, or drop --no-confirm")
+    if args.llm and not args.no_confirm and (args.answers is not None or not sys.stdin.isatty()):
+        raise RlprepError("--llm with scripted answers (--answers or a pipe): nobody is there to agree before "
+                          "anything is sent", "add --no-confirm (the first request is still printed), or run in a "
+                          "terminal")
     settings = _settings(args)
     from rlprep.interview.bank import load_bank
     from rlprep.interview.history import History
@@ -122,11 +146,23 @@ def run(args: argparse.Namespace) -> int:
             raise RlprepError(f"no answers file {args.answers}", "pass an existing file to --answers")
         stream = args.answers.open(encoding="utf-8")
     try:
+        interviewer = llm_interviewer(args, settings.scorer) if args.llm else None
+        if interviewer is not None:
+            settings.llm = interviewer.client.config.as_record()
         with History() as history:
-            session = MockSession(settings, bank=bank, history=history)
+            session = MockSession(settings, bank=bank, history=history, interviewer=interviewer)
             if stream is not None:
                 return run_terminal(session, stream=stream, interactive=False)
             return run_terminal(session)
     finally:
         if stream is not None:
             stream.close()
+
+
+def llm_interviewer(args: argparse.Namespace, scorer: str | None):
+    """The model interviewer of ``--llm``, from the RLPREP_LLM_* settings (an :class:`RlprepError` names a missing one)."""
+    from rlprep.interview.llm_client import ChatClient, LLMConfig
+    from rlprep.interview.llm_interviewer import LLMInterviewer
+    from rlprep.interview.scoring import offline_scorer
+
+    return LLMInterviewer(ChatClient(LLMConfig.from_env()), offline_scorer(scorer), ask_first=not args.no_confirm)

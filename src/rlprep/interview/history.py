@@ -48,6 +48,15 @@ CREATE TABLE lab_grades (
     id INTEGER PRIMARY KEY, lab TEXT NOT NULL, score REAL NOT NULL, max_score REAL NOT NULL, graded_at REAL NOT NULL);
 """
 _TABLES = {"schema_version", "sessions", "answers", "review", "lab_grades"}
+_ADDED_COLUMNS = (("scorer", "TEXT"), ("judgement", "TEXT"))
+"""Columns of ``answers`` added after v1 files were written (issue #37), put in on opening: which scorer gave the
+coverage (NULL: the keyword scorer, the only one before) and its judgement as JSON
+(:meth:`rlprep.interview.scoring.Judgement.as_record`)."""
+_EXCHANGES = """CREATE TABLE IF NOT EXISTS exchanges (
+    answer_id INTEGER NOT NULL REFERENCES answers(id), n INTEGER NOT NULL, question TEXT NOT NULL,
+    detail TEXT NOT NULL, answer TEXT, PRIMARY KEY (answer_id, n))"""
+"""Every follow-up of an answer (n = 1, 2, 3): the question (Chinese), its English, source, anchor and kind as JSON,
+and the learner's answer; the first is also in ``answers.follow_up`` / ``follow_up_answer``."""
 
 
 def default_path() -> Path:
@@ -96,6 +105,7 @@ class History:
                               "point RLPREP_HOME at a folder you can write to") from None
         try:
             self._check_or_create()
+            self._add_missing()
         except BaseException:
             self._conn.close()
             raise
@@ -139,6 +149,15 @@ class History:
             raise RlprepError(f"{self.path} is missing tables {sorted(_TABLES - tables)}", _move_aside_fix(self.path))
         self._conn.execute("PRAGMA journal_mode=WAL")
 
+    def _add_missing(self) -> None:
+        """Add what later rlpreps keep beside the v1 tables (a column, a table): additions an older rlprep ignores."""
+        with self._transaction():
+            have = {row[1] for row in self._conn.execute("PRAGMA table_info(answers)")}
+            for name, kind in _ADDED_COLUMNS:
+                if name not in have:
+                    self._conn.execute(f"ALTER TABLE answers ADD COLUMN {name} {kind}")
+            self._conn.execute(_EXCHANGES)
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """One committed transaction (the connection runs in autocommit mode otherwise)."""
@@ -173,17 +192,23 @@ class History:
 
     def record_answer(self, session_id: int, qid: str, *, asked_at: float, seconds: float, limit_seconds: float,
                       answer: str, covered: list[int], n_key_points: int, follow_up: str | None = None,
-                      interrupted: bool = False) -> int:
-        """Save a main answer (its own transaction) and move the question in the Leitner system by coverage."""
-        coverage = len(covered) / n_key_points if n_key_points else 0.0
+                      interrupted: bool = False, judgement: dict | None = None) -> int:
+        """Save a main answer (its own transaction) and move the question in the Leitner system by coverage.
+
+        ``judgement`` (:meth:`~rlprep.interview.scoring.Judgement.as_record`) sets the coverage to its score and
+        records its scorer; without one the coverage is the share of key points ``covered``."""
+        coverage = judgement["score"] if judgement else len(covered) / n_key_points if n_key_points else 0.0
         with self._transaction():
             row = self._conn.execute("SELECT box FROM review WHERE qid=?", (qid,)).fetchone()
             box_before = 0 if row is None else row[0]
             cur = self._conn.execute(
                 "INSERT INTO answers (session_id, qid, asked_at, seconds, limit_seconds, over_time, answer, follow_up,"
-                " covered, n_key_points, coverage, interrupted, box_before) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " covered, n_key_points, coverage, interrupted, box_before, scorer, judgement)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (session_id, qid, asked_at, seconds, limit_seconds, int(seconds > limit_seconds), answer, follow_up,
-                 json.dumps(sorted(covered)), n_key_points, coverage, int(interrupted), box_before))
+                 json.dumps(sorted(covered)), n_key_points, coverage, int(interrupted), box_before,
+                 judgement["scorer"] if judgement else None,
+                 json.dumps(judgement, ensure_ascii=False) if judgement else None))
             self._update_review(qid, mastery(coverage, None), asked_at + seconds, box_before, new_answer=True)
         return int(cur.lastrowid)
 
@@ -195,6 +220,42 @@ class History:
             self._conn.execute("UPDATE answers SET follow_up_answer=?, covered=?, coverage=? WHERE id=?",
                                (follow_up_answer, json.dumps(sorted(covered)), coverage, answer_id))
             self._update_review(qid, mastery(coverage, rating), asked_at + seconds, box_before, new_answer=False)
+
+    def record_exchange(self, answer_id: int, n: int, question: str, detail: dict) -> None:
+        """Save follow-up ``n`` (1-3) of an answer as it is asked; the first also fills ``answers.follow_up``."""
+        with self._transaction():
+            self._answer_row(answer_id)
+            self._conn.execute("INSERT INTO exchanges (answer_id, n, question, detail) VALUES (?,?,?,?)",
+                               (answer_id, n, question, json.dumps(detail, ensure_ascii=False)))
+            if n == 1:
+                self._conn.execute("UPDATE answers SET follow_up=? WHERE id=?", (question, answer_id))
+
+    def record_exchange_answer(self, answer_id: int, n: int, answer: str, covered: list[int], judgement: dict) -> None:
+        """Save the answer to follow-up ``n`` and the re-scoring of all answers so far, in one transaction."""
+        with self._transaction():
+            self._conn.execute("UPDATE exchanges SET answer=? WHERE answer_id=? AND n=?", (answer, answer_id, n))
+            if n == 1:
+                self._conn.execute("UPDATE answers SET follow_up_answer=? WHERE id=?", (answer, answer_id))
+            self._rescore(answer_id, covered, judgement)
+
+    def record_judgement(self, answer_id: int, covered: list[int], judgement: dict) -> None:
+        """Save the final judgement of an answer (a model's, or the offline scorer that took over) and re-place its
+        question in the Leitner system by the judgement's score."""
+        with self._transaction():
+            self._rescore(answer_id, covered, judgement)
+
+    def _rescore(self, answer_id: int, covered: list[int], judgement: dict) -> None:
+        qid, _, rating, asked_at, seconds, box_before = self._answer_row(answer_id)
+        self._conn.execute("UPDATE answers SET covered=?, coverage=?, scorer=?, judgement=? WHERE id=?",
+                           (json.dumps(sorted(covered)), judgement["score"], judgement["scorer"],
+                            json.dumps(judgement, ensure_ascii=False), answer_id))
+        self._update_review(qid, mastery(judgement["score"], rating), asked_at + seconds, box_before, new_answer=False)
+
+    def exchanges(self, answer_id: int) -> list[dict]:
+        """An answer's follow-ups in order: ``n``, ``question``, ``answer`` and the ``detail`` (decoded)."""
+        rows = self._conn.execute("SELECT n, question, answer, detail FROM exchanges WHERE answer_id=? ORDER BY n",
+                                  (answer_id,)).fetchall()
+        return [{"n": n, "question": q, "answer": a, "detail": json.loads(d)} for n, q, a, d in rows]
 
     def record_rating(self, answer_id: int, self_rating: int) -> None:
         """Save the learner's self-rating (1-5) and re-place the question in the Leitner system."""
@@ -241,6 +302,7 @@ class History:
         rows = [dict(zip(names, row)) for row in cur.fetchall()]
         for row in rows:
             row["covered"] = json.loads(row["covered"])
+            row["judgement"] = json.loads(row["judgement"]) if row.get("judgement") else None
         return rows
 
     def prioritise(self, qids: list[str], now: float | None = None, seed: int | None = None) -> list[str]:

@@ -7,12 +7,18 @@ saves every step to the history as soon as it happens.
 Coverage is automatic and approximate: a key point counts as covered when the answer (with the follow-up
 answer) contains one of its terms, case-insensitively. A term in Latin letters or digits must start at a word
 start ("clip" matches "clipping" but "TD" does not match "std"); other terms (Chinese, symbols) match anywhere.
+The default offline scorer (``claims``, :mod:`rlprep.interview.scoring`) also counts a misconception's claim stated
+in the answer against the points said with it; ``keyword`` is the terms alone.
+
+Who asks the follow-ups and gives the final judgement is the session's interviewer: :class:`OfflineInterviewer`
+(one follow-up from the entry's ladder, the offline scorer's judgement) unless ``rlprep mock --llm`` passes a
+:class:`~rlprep.interview.llm_interviewer.LLMInterviewer` (1-3 follow-ups from the learner's own words, a model's
+judgement).
 """
 
 from __future__ import annotations
 
 import random
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -20,6 +26,9 @@ from typing import Callable
 from rlprep.errors import RlprepError
 from rlprep.interview.bank import TOPICS, FollowUp, Question, load_bank
 from rlprep.interview.history import History
+from rlprep.interview.scoring import covered_points  # noqa: F401 - imported from here by callers and tests
+from rlprep.interview.scoring import Judgement, judgement_lines, offline_scorer
+from rlprep.interview.scoring import term_matches  # noqa: F401 - imported from here by callers and tests
 
 LANGS = ("zh", "en", "both")
 
@@ -79,6 +88,10 @@ class SessionSettings:
     """Seeds the tie-breaks and the follow-up choice (scripted sessions)."""
     preset: str | None = None
     """The preset these settings came from, for the record."""
+    scorer: str | None = None
+    """The offline scorer (``claims`` or ``keyword``; None: the default, :data:`rlprep.interview.scoring.DEFAULT_SCORER`)."""
+    llm: dict | None = None
+    """With ``--llm``: the model's endpoint and name, for the record (never its key)."""
 
     def __post_init__(self) -> None:
         self.topics = tuple(self.topics)
@@ -107,24 +120,8 @@ class SessionSettings:
 
     def as_record(self) -> dict:
         return {"n_questions": self.n_questions, "minutes": self.minutes, "topics": list(self.topics),
-                "ids": list(self.ids), "id_prefix": self.id_prefix, "preset": self.preset, "seed": self.seed}
-
-
-# -- scoring ----------------------------------------------------------------------------------------------------
-def term_matches(term: str, text: str) -> bool:
-    """Whether ``term`` occurs in ``text``, case-insensitively; Latin/digit terms must start at a word start."""
-    term, text = term.casefold().strip(), text.casefold()
-    if not term:
-        return False
-    if term[0].isascii() and term[0].isalnum():
-        return re.search(r"(?<![a-z0-9])" + re.escape(term), text) is not None
-    return term in text
-
-
-def covered_points(question: Question, *answers: str) -> list[int]:
-    """Indices of the key points whose terms appear in any of ``answers``."""
-    text = "\n".join(a for a in answers if a)
-    return [i for i, kp in enumerate(question.key_points) if any(term_matches(t, text) for t in kp.terms)]
+                "ids": list(self.ids), "id_prefix": self.id_prefix, "preset": self.preset, "seed": self.seed,
+                "scorer": self.scorer, "llm": self.llm}
 
 
 # -- planning ---------------------------------------------------------------------------------------------------
@@ -169,6 +166,14 @@ def plan_questions(bank: dict[str, Question], settings: SessionSettings, history
 
 # -- the state machine --------------------------------------------------------------------------------------------
 @dataclass
+class Exchange:
+    """One follow-up of a question and the learner's answer to it (None until answered)."""
+
+    follow_up: FollowUp
+    answer: str | None = None
+
+
+@dataclass
 class AnswerRecord:
     """One question's progress inside a session."""
 
@@ -183,28 +188,59 @@ class AnswerRecord:
     covered: list[int] = field(default_factory=list)
     self_rating: int | None = None
     interrupted: bool = False
+    exchanges: list[Exchange] = field(default_factory=list)
+    """Every follow-up asked, in order (``follow_up`` and ``follow_up_answer`` are the first one's)."""
+    judgement: Judgement | None = None
+    """The latest scoring of the answers so far; after :meth:`MockSession.judge`, the final one."""
 
     @property
     def over_time(self) -> bool:
         return self.seconds > self.limit_seconds
+
+    def replies(self) -> list[str]:
+        """The learner's non-empty follow-up answers, in order."""
+        return [e.answer for e in self.exchanges if e.answer]
+
+    def transcript(self) -> list[tuple[str, str | None]]:
+        """Each follow-up as ``(question, answer)``, the question in both languages."""
+        return [(f"{e.follow_up.q.zh} / {e.follow_up.q.en}", e.answer) for e in self.exchanges]
 
     @property
     def coverage(self) -> float:
         return len(self.covered) / len(self.question.key_points)
 
 
+class OfflineInterviewer:
+    """The interviewer without a model: one follow-up drawn from the entry's ladder; the offline scorer judges."""
+
+    def take_notices(self) -> list[str]:
+        return []
+
+    def first_follow_up(self, record: AnswerRecord, rng: random.Random) -> FollowUp:
+        return rng.choice(record.question.follow_ups)
+
+    def next_follow_up(self, record: AnswerRecord) -> None:
+        return None
+
+    def judge(self, record: AnswerRecord) -> Judgement:
+        return record.judgement
+
+
 class MockSession:
     """A session's questions, clock, scoring and saving; driven by the terminal loop or the widget.
 
     Per question: :meth:`ask` starts the clock, :meth:`submit_answer` saves the answer and returns the follow-up
-    (None for an empty answer), :meth:`submit_follow_up` saves that answer and re-scores, :meth:`rate` saves
-    the self-rating. Each call is one committed transaction.
+    (None for an empty answer), :meth:`submit_follow_up` saves that answer and re-scores, :meth:`next_follow_up`
+    asks the interviewer for another (None when done), :meth:`judge` saves the final judgement, :meth:`rate` saves
+    the self-rating. Each step is committed before the session moves on.
     """
 
     def __init__(self, settings: SessionSettings | None = None, bank: dict[str, Question] | None = None,
                  history: History | None = None, clock: Callable[[], float] = time.monotonic,
-                 wallclock: Callable[[], float] = time.time):
+                 wallclock: Callable[[], float] = time.time, interviewer=None):
         self.settings = settings or SessionSettings()
+        self.offline = offline_scorer(self.settings.scorer)
+        self.interviewer = interviewer if interviewer is not None else OfflineInterviewer()
         self.bank = bank if bank is not None else load_bank()
         self.history = history if history is not None else History()
         self.clock = clock
@@ -243,34 +279,83 @@ class MockSession:
         return 0.0 if record is None else record.limit_seconds - self.elapsed()
 
     def submit_answer(self, text: str, interrupted: bool = False) -> FollowUp | None:
-        """Score and save the main answer; returns the follow-up to ask (None if the answer was empty)."""
+        """Score and save the main answer; returns the follow-up to ask (None if the answer was empty).
+
+        The answer is saved before the interviewer writes the follow-up, so a model's slow or failed reply (or a
+        stop while it is awaited) never costs the answer."""
         record = self.current
         if record is None or record.answer_id is not None:
             raise ValueError("call ask() before submit_answer()")
         record.seconds = self.clock() - self._started
         record.answer = text.strip()
         record.interrupted = interrupted
-        record.covered = covered_points(record.question, record.answer)
-        if record.answer and not interrupted:
-            record.follow_up = self._rng.choice(record.question.follow_ups)
+        self._score(record)
         if self.session_id is None:
             self.session_id = self.history.start_session(self.settings.as_record(), now=record.asked_at)
         record.answer_id = self.history.record_answer(
             self.session_id, record.question.id, asked_at=record.asked_at, seconds=record.seconds,
             limit_seconds=record.limit_seconds, answer=record.answer, covered=record.covered,
-            n_key_points=len(record.question.key_points),
-            follow_up=record.follow_up.q.zh if record.follow_up else None, interrupted=interrupted)
+            n_key_points=len(record.question.key_points), interrupted=interrupted,
+            judgement=record.judgement.as_record())
+        if record.answer and not interrupted:
+            self._add_follow_up(record, self.interviewer.first_follow_up(record, self._rng))
         return record.follow_up
 
     def submit_follow_up(self, text: str) -> list[int]:
-        """Save the follow-up answer; returns the key points covered by both answers together."""
+        """Save the answer to the follow-up just asked; returns the key points covered by all answers together."""
         record = self.current
-        if record is None or record.answer_id is None or record.follow_up is None:
+        if record is None or record.answer_id is None or not record.exchanges:
             raise ValueError("submit_follow_up() needs a submitted, non-empty main answer")
-        record.follow_up_answer = text.strip()
-        record.covered = covered_points(record.question, record.answer, record.follow_up_answer)
-        self.history.record_follow_up(record.answer_id, record.follow_up_answer, record.covered)
+        exchange = record.exchanges[-1]
+        if exchange.answer is not None:
+            raise ValueError("this follow-up is answered already; next_follow_up() asks the next one")
+        exchange.answer = text.strip()
+        if len(record.exchanges) == 1:
+            record.follow_up_answer = exchange.answer
+        self._score(record)
+        self.history.record_exchange_answer(record.answer_id, len(record.exchanges), exchange.answer, record.covered,
+                                            record.judgement.as_record())
         return record.covered
+
+    def next_follow_up(self) -> FollowUp | None:
+        """The interviewer's next follow-up for the current question, or None when it has none (the offline
+        interviewer asks one; a model up to three, each from what the learner said)."""
+        record = self.current
+        if record is None or not record.exchanges or not record.exchanges[-1].answer:
+            return None
+        return self._add_follow_up(record, self.interviewer.next_follow_up(record))
+
+    def judge(self) -> Judgement:
+        """The interviewer's final judgement of the current question (a model's, or the offline scorer's), saved
+        with the name of the scorer that gave it."""
+        record = self.current
+        if record is None or record.answer_id is None:
+            raise ValueError("judge() needs a submitted answer")
+        judgement = self.interviewer.judge(record)
+        if judgement is not record.judgement:
+            record.judgement, record.covered = judgement, judgement.covered
+            self.history.record_judgement(record.answer_id, judgement.covered, judgement.as_record())
+        return judgement
+
+    def notices(self) -> list[str]:
+        """What the interviewer has to tell the learner since the last call (a model's invalid reply, going offline)."""
+        return self.interviewer.take_notices()
+
+    def _score(self, record: AnswerRecord) -> None:
+        record.judgement = self.offline(record.question, record.answer, *record.replies())
+        record.covered = record.judgement.covered
+
+    def _add_follow_up(self, record: AnswerRecord, follow_up) -> FollowUp | None:
+        if follow_up is None:
+            return None
+        record.exchanges.append(Exchange(follow_up))
+        if len(record.exchanges) == 1:
+            record.follow_up = follow_up
+        detail = {"en": follow_up.q.en, "source": getattr(follow_up, "source", "bank"),
+                  "anchor": getattr(follow_up, "anchor", None), "kind": getattr(follow_up, "kind", None),
+                  "target_point": getattr(follow_up, "target_point", None)}
+        self.history.record_exchange(record.answer_id, len(record.exchanges), follow_up.q.zh, detail)
+        return follow_up
 
     def rate(self, self_rating: int) -> None:
         """Save the learner's self-rating (1-5) for the current question."""
@@ -293,14 +378,10 @@ def clock_text(seconds: float) -> str:
 
 
 def scorecard_lines(record: AnswerRecord, lang: str) -> list[str]:
-    q = record.question
-    lines = [f"Key points: {len(record.covered)}/{len(q.key_points)} covered "
-             "(automatic and approximate: a point counts when your answer contains one of its terms)"]
-    for i, kp in enumerate(q.key_points):
-        mark = "[x]" if i in record.covered else "[ ]"
-        shown = kp.text().show(lang).splitlines()
-        lines += [f"  {mark} {line}" if j == 0 else f"      {line}" for j, line in enumerate(shown)]
-    return lines
+    """The key points with what the answers covered, and the scorer's verdict (:func:`judgement_lines`)."""
+    if record.judgement is None:
+        record.judgement = offline_scorer("keyword")(record.question, record.answer, *record.replies())
+    return judgement_lines(record.question, record.judgement, lang)
 
 
 RUBRIC = (

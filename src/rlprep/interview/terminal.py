@@ -231,6 +231,9 @@ def _run(session: MockSession, reader: _Reader) -> int:
         out.write(text + "\n")
         out.flush()
 
+    if hasattr(session.interviewer, "confirm"):  # a model interviewer: show what is sent, and ask before the first call
+        session.interviewer.confirm = _consent(reader, say, ask=session.interviewer.ask_first)
+        session.interviewer.status = say
     qs = session.questions
     say(f"Mock interview: {len(qs)} question(s), {session.settings.minutes:g} min each"
         + (f" (preset {session.settings.preset})" if session.settings.preset else "") + ".")
@@ -258,21 +261,32 @@ def _run(session: MockSession, reader: _Reader) -> int:
                 say("")
                 say("input ended before this question was answered.")
                 break
+            phase = "waiting"  # the answer is saved before an interviewer model is asked for the follow-up
             follow_up = session.submit_answer(text)
             record = session.current
             timing = (f"over time by {clock_text(record.seconds - record.limit_seconds)} (recorded as over time)"
                       if record.over_time else f"answered in {clock_text(record.seconds)} of "
                       f"{clock_text(record.limit_seconds)}")
             say(f"saved. {timing}" if text else f"empty answer: saved as skipped ({timing})")
-            if follow_up is not None and not ended:
+            _say_notices(session, say)
+            n = 0
+            while follow_up is not None and not ended:
+                n += 1
                 say("")
-                say("追问 / Follow-up:")
+                say("追问 / Follow-up:" if n == 1 else f"追问 {n} / Follow-up {n}:")
                 say(follow_up.q.show(lang))
                 phase = "follow_up"
                 fu_text, ended = reader.block(timed=False)
                 session.submit_follow_up(fu_text)
+                phase = "waiting"
                 say("saved." if fu_text else "empty follow-up answer: saved as skipped")
-                say("A short answer: " + follow_up.a.show(lang).replace("\n", "\n  "))
+                if follow_up.a is not None:  # the bank's ladder has a short answer; a model's follow-up has none
+                    say("A short answer: " + follow_up.a.show(lang).replace("\n", "\n  "))
+                follow_up = None if ended else session.next_follow_up()
+                _say_notices(session, say)
+            if record.answer:
+                session.judge()
+                _say_notices(session, say)
             phase = "rating"
             say("")
             for line in scorecard_lines(record, lang):
@@ -309,6 +323,31 @@ def _run(session: MockSession, reader: _Reader) -> int:
     say("")
     say(summary_text(session))
     return 0
+
+
+def _say_notices(session: MockSession, say: Callable[[str], None]) -> None:
+    for notice in session.notices():
+        say(f"note: {notice}")
+
+
+def _consent(reader: _Reader, say: Callable[[str], None], ask: bool) -> Callable[[str], bool]:
+    """The interviewer model's consent step: print what will be sent; unless ``ask`` is off (--no-confirm), send it
+    only after a 'y'."""
+
+    def confirm(text: str) -> bool:
+        say("")
+        say(text)
+        if not ask:
+            say("(--no-confirm: sending without asking)")
+            return True
+        say("Send it? Type y to send, anything else to continue offline:")
+        try:
+            line = reader.line("send? [y/N] " if reader.interactive else "")
+        except KeyboardInterrupt as stop:
+            raise _Stopped("", getattr(stop, "signum", signal.SIGINT)) from None
+        return (line or "").strip().lower() in ("y", "yes")
+
+    return confirm
 
 
 def _ask_rating(reader: _Reader, say: Callable[[str], None]) -> tuple[int | None, bool]:

@@ -12,6 +12,8 @@ Sections (each can be run alone with ``--only``), one module each:
 * ``classroom`` (:mod:`.classroom`) - submissions per minute of ``rlprep classroom autograde`` with 1 and 2
   processes on a small simulated class (4 students x lab01), each run's grades compared with the serial run's;
 * ``image``   (:mod:`.image_diff`) - the 4K image-diff benchmark of lab08;
+* ``interview`` (:mod:`.interview_scoring`) - the mock interview's scorers on the labelled answer set: how often each
+  ranks strong > partial > wrong and passes the wrong answer (``--llm-judge``: the configured model's judge too);
 * ``tests``   (:mod:`.make_test`) - the ``make test`` wall time the Makefile leaves in ``build/make-test-seconds``;
 * ``labs``    (:mod:`.labs`) - (``--gpu`` only) every lab's trainer in the gpu profile, with its headline figure.
 
@@ -35,6 +37,7 @@ from rlprep.bench import report as rep
 from rlprep.bench.classroom import bench_classroom
 from rlprep.bench.generation import bench_rollout
 from rlprep.bench.grading import bench_grading
+from rlprep.bench.interview_scoring import bench_interview_scoring
 from rlprep.bench.labs import bench_labs
 from rlprep.bench.make_test import make_test_time
 from rlprep.bench.schedule import SECTIONS, Plan, Schedule, plan_run
@@ -72,6 +75,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--notes-only", action="store_true",
                         help="measure nothing: rewrite benchmarks.md from the figures in benchmarks.json with the "
                              "current benchmarks-notes.md and benchmarks-gpu.md (after editing the notes)")
+    parser.add_argument("--llm-judge", action="store_true",
+                        help="interview section: also measure the language model judge of `rlprep mock --llm` "
+                             "(RLPREP_LLM_BASE_URL/_MODEL; sends the labelled answers, about 100 calls)")
     parser.add_argument("--dry-run", action="store_true",
                         help="--gpu plumbing check without a GPU: the same code path on the CPU, smoke profile, tiny "
                              "budgets (also RLPREP_GPU_DRY_RUN=1); the figures are not GPU figures")
@@ -105,6 +111,7 @@ def run(args) -> int:
                                                         sft_steps=plan.target_sft_steps, seeds=plan.target_seeds))
     schedule.run("grading", lambda: bench_grading(root))
     schedule.run("classroom", lambda: bench_classroom(students=2 if plan.quick else 4))
+    schedule.run("interview", lambda: bench_interview_scoring(root, llm_judge=getattr(args, "llm_judge", False)))
     schedule.run("tests", lambda: make_test_time(root), budgeted=False)
 
     report = {"command": _command(), "profile": profile.name, "quick": plan.quick, "dry_run": plan.dry_run,

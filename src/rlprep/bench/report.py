@@ -351,6 +351,13 @@ def _labs(r: dict, report: dict) -> list[str]:
     return lines + [""]
 
 
+def _interview(r: dict, report: dict) -> list[str]:
+    from rlprep.bench.interview_scoring import render
+
+    return render(r, report)
+
+
 SECTION_RENDERERS = {"steps": _steps, "target": _target, "rollout": _rollout, "grading": _grading,
-                     "classroom": _classroom, "image": _image, "tests": _tests, "labs": _labs}
+                     "classroom": _classroom, "image": _image, "interview": _interview, "tests": _tests,
+                     "labs": _labs}
 """Section key -> its markdown part, in the order the report shows them."""

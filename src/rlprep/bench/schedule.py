@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from rlprep.bench import machine
 from rlprep.errors import RlprepError
 
-SECTIONS = ("steps", "target", "rollout", "grading", "classroom", "image", "tests")
-GPU_SECTIONS = ("labs",) + tuple(x for x in SECTIONS if x != "classroom")  # a class is graded on CPUs
+SECTIONS = ("steps", "target", "rollout", "grading", "classroom", "image", "interview", "tests")
+GPU_SECTIONS = ("labs",) + tuple(x for x in SECTIONS if x not in ("classroom", "interview"))  # CPU-only sections
 
 
 @dataclass

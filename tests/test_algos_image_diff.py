@@ -191,3 +191,14 @@ def test_threads_and_bandwidth_times_each_variant_and_restores_opencv_threads():
         assert out[key] > 0, key
     pair_gb = 2 * 96 * 128 * 3 / 1e9
     assert out["read_gbs"] == pytest.approx(pair_gb / (out["norm_1_thread"] / 1e3))
+
+
+@pytest.mark.parametrize("channels", [513, 1024])
+def test_more_channels_than_opencv_takes_still_gives_a_box(channels):
+    # cv2.norm takes at most 512 channels (CV_CN_MAX); the contract is a box or a ValueError for any uint8 [H, W, C]
+    a = np.zeros((6, 7, channels), np.uint8)
+    b = a.copy()
+    b[2, 3, channels - 1] = 9
+    b[4, 1, 0] = 9
+    assert diff_bbox(a, b) == naive_loop(a, b, 0) == (1, 2, 3, 4)
+    assert diff_bbox(a, b, threshold=9) is None

@@ -25,17 +25,21 @@ def group_advantages(rewards: torch.Tensor, group_size: int, scale: str = "group
         rewards: [N*G] float rewards, groups consecutive.
         group_size: G >= 2.
         scale: "group" | "batch" | "none".
-        eps: added to the std before dividing.
+        eps: added to the std before dividing (>= 0).
 
     Returns:
-        [N*G] advantages, detached; a group whose rewards are all equal gets 0 (the zero-advantage case).
+        [N*G] advantages, detached; a group whose rewards are all equal gets exactly 0 (the zero-advantage case),
+        whatever ``eps``: its centred rewards are rounding noise (a float32 mean of six 0.3s is not 0.3), not signal.
     """
     if rewards.ndim != 1 or group_size < 2 or rewards.numel() % group_size != 0:
         raise ValueError(f"rewards must be a flat [N*G] tensor with G = group_size >= 2 dividing its length; "
                          f"got shape {tuple(rewards.shape)} and group_size={group_size}")
     if not torch.isfinite(rewards).all():
         raise ValueError("rewards contain NaN or inf: check the reward function")
+    if not eps >= 0:
+        raise ValueError(f"eps must be >= 0 (it is added to the std), got {eps}")
     grouped = rewards.detach().view(-1, group_size)  # (N, G)
+    tied = (grouped == grouped[:, :1]).all(dim=1).repeat_interleave(group_size)  # (N*G,) all G rewards equal
     centred = (grouped - grouped.mean(dim=1, keepdim=True)).view(-1)  # (N*G,)
     std_by_scale = {  # the divisor for each scale mode (Bessel-corrected stds)
         "group": lambda: grouped.std(dim=1, unbiased=True).repeat_interleave(group_size) + eps,  # (N*G,)
@@ -44,10 +48,10 @@ def group_advantages(rewards: torch.Tensor, group_size: int, scale: str = "group
     }
     if scale not in std_by_scale:
         raise ValueError(f"scale must be one of {sorted(std_by_scale)}, got {scale!r}")
-    return centred / std_by_scale[scale]()
+    return torch.where(tied, torch.zeros_like(centred), centred / std_by_scale[scale]())  # a tie: 0, never 0/0
 
 
-def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """The k3 estimator of KL(pi || pi_ref) per token: exp(ref - logp) - (ref - logp) - 1.
 
     Schulman 2020, "Approximating KL Divergence": with r = pi_ref / pi and tokens sampled from pi,
@@ -57,12 +61,19 @@ def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     Args:
         logp: [B, T] (any shape) log pi of the sampled tokens.
         ref_logp: same shape, log pi_ref of the same tokens.
+        mask: optional, same shape, 1 on the positions to score. The others are set to 0 *before* the exp (select
+            before exp), so they give exactly 0 and a zero gradient even when their log-prob is -inf (padding).
 
     Returns:
-        Same shape as ``logp``; positions are not masked here (the caller masks).
+        Same shape as ``logp``; without ``mask`` every position is computed (the caller masks).
     """
-    if logp.shape != ref_logp.shape:
-        raise ValueError(f"logp {tuple(logp.shape)} and ref_logp {tuple(ref_logp.shape)} must have the same shape")
+    if logp.shape != ref_logp.shape or (mask is not None and mask.shape != logp.shape):
+        raise ValueError(f"logp {tuple(logp.shape)}, ref_logp {tuple(ref_logp.shape)} and the mask must have the "
+                         "same shape")
+    if mask is not None:
+        valid = mask.bool()
+        logp = torch.where(valid, logp, torch.zeros_like(logp))
+        ref_logp = torch.where(valid, ref_logp, torch.zeros_like(ref_logp))
     if torch.isnan(logp).any() or torch.isnan(ref_logp).any():
         raise ValueError("log-probs contain NaN: check the policy and reference forward passes")
     log_r = ref_logp - logp  # log(pi_ref / pi)
@@ -119,9 +130,8 @@ def grpo_loss(
     adv = advantages.detach() if advantages.ndim == 2 else advantages.detach().unsqueeze(1)  # (B, T) or (B, 1)
     clipped_ratio = torch.clamp(ratio, 1 - eps_low, 1 + eps_high)
     per_token = -torch.min(ratio * adv, clipped_ratio * adv)  # (B, T)
-    if beta > 0:
-        log_r = ref_logp.detach() - logp_new  # (B, T), k3 = exp(log_r) - log_r - 1
-        per_token = per_token + beta * (torch.exp(log_r) - log_r - 1)
+    if beta > 0:  # the k3 of Eq. 4 on valid tokens only: padding (even a -inf log-prob) never reaches the exp
+        per_token = per_token + beta * kl_k3(logp_new, ref_logp.detach(), mask)
     masked = torch.where(m > 0, per_token, torch.zeros_like(per_token))  # padding never leaks into the value, even as NaN
     aggregations = {
         "token": lambda: masked.sum() / m.sum().clamp(min=1.0),

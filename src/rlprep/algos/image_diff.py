@@ -48,7 +48,10 @@ def diff_bbox(img_a: np.ndarray, img_b: np.ndarray, threshold: float = 0) -> tup
     height, width = a.shape[:2]
 
     def differs(rows, cols):  # max over the block's pixels and channels of |a - b| > threshold
-        return cv2.norm(a[rows, cols], b[rows, cols], cv2.NORM_INF) > threshold
+        block_a, block_b = a[rows, cols], b[rows, cols]  # (h, w[, C])
+        # channels folded into the row, a view (each row of the block is contiguous): cv2.norm takes <= 512 channels
+        n = block_a.shape[0]
+        return cv2.norm(block_a.reshape(n, -1), block_b.reshape(n, -1), cv2.NORM_INF) > threshold
 
     # Each test is one cv2.norm(a_blk, b_blk, NORM_INF) = max |a - b| over a block, in wider integers and without a
     # difference image. 512 KiB of each image per test (45 full rows of a 4K frame; all columns of a thin row band

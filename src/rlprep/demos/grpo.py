@@ -17,6 +17,7 @@ import torch
 
 from rlprep.algos.grpo import group_advantages, grpo_loss, gspo_sequence_ratio
 from rlprep.algos.ppo import compute_gae_tokens
+from rlprep.trainers.sequences import softmax_entropy
 
 
 # ------------------------------------------------------------------------------------------- W09 credit
@@ -81,12 +82,6 @@ def on_policy_zero_loss(logits: torch.Tensor, rewards_fn, group_size: int, seed:
 
 
 # ------------------------------------------------------------------------------------------- W24 entropy
-def softmax_entropy(logits: torch.Tensor) -> torch.Tensor:
-    """Entropy in nats of softmax(logits) over the last dim."""
-    logp = torch.log_softmax(logits, dim=-1)
-    return -(logp.exp() * logp).sum(-1)
-
-
 def entropy_change(logits: torch.Tensor, delta_logits: torch.Tensor) -> tuple[float, float]:
     """Exact entropy change H(z + dz) - H(z) of a softmax policy and its first-order form -Cov_{a~pi}(log pi(a), dz_a).
 

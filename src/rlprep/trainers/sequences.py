@@ -78,12 +78,23 @@ def forward_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
 def logprobs_and_entropy(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token ``log p(label)`` and entropy of the predictive distribution, both ``[B, T]``.
 
-    logits: ``[B, T, V]`` aligned with labels ``[B, T]``.
+    logits: ``[B, T, V]`` aligned with labels ``[B, T]``; a masked vocabulary entry (logit -inf) has p = 0 and adds
+    nothing to the entropy (:func:`softmax_entropy`).
     """
     logp_all = F.log_softmax(logits, dim=-1)  # (B, T, V)
     logp = logp_all.gather(-1, labels.unsqueeze(-1)).squeeze(-1)  # (B, T)
-    entropy = -(logp_all.exp() * logp_all).sum(-1)  # (B, T)
-    return logp, entropy
+    return logp, softmax_entropy(logp_all)
+
+
+def softmax_entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy in nats of softmax(logits) over the last dim: ``[..., V] -> [...]``.
+
+    -sum p log p with 0 log 0 = 0: a -inf logit (a masked vocabulary entry) contributes 0 and a zero gradient, where
+    ``p * log p`` would give 0 * -inf = NaN. Equals ``torch.distributions.Categorical(logits=logits).entropy()``.
+    """
+    logp = F.log_softmax(logits, dim=-1)  # (..., V)
+    finite = torch.where(torch.isneginf(logp), torch.zeros_like(logp), logp)  # select before the product (and its grad)
+    return -(logp.exp() * finite).sum(-1)
 
 
 def completion_logprobs(model, input_ids, attention_mask, n_completion: int, with_entropy: bool = False):

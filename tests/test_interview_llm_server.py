@@ -88,6 +88,27 @@ def test_a_mock_session_with_a_model_that_answers_nonsense_completes(server, tmp
     assert SECRET not in out and SECRET not in proc.stderr
 
 
+def test_a_defence_with_a_model_that_answers_nonsense_falls_back_to_the_templates(server, tmp_path):
+    from test_interview_defend import GRADE, LAB05, _run
+
+    home = tmp_path / "home"
+    (tmp_path / "grade.json").write_text(json.dumps(GRADE))
+    _run(tmp_path / "runs" / "grpo-1")
+    (tmp_path / "answers.txt").write_text("the std is 0\n\nthe advantages are centred\n\nmean, then std\n\n")
+    env = {**cli_env(home), **server.env(RLPREP_LLM_API_KEY=SECRET)}
+    proc = subprocess.run([sys.executable, "-m", "rlprep", "mock", "--defend", str(LAB05), "--grade-json",
+                           str(tmp_path / "grade.json"), "--runs", str(tmp_path / "runs"), "--answers",
+                           str(tmp_path / "answers.txt"), "--llm", "--no-confirm"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert "Lab: lab05_grpo" in proc.stdout and "test_ga_equal_group" in proc.stdout  # the first request, shown
+    assert proc.stdout.count("gave no valid question") == 3
+    record = json.loads(next((home / "defences").glob("*.json")).read_text())
+    assert [q["asked_by"] for q in record["questions"]] == ["template"] * 3
+    assert record["llm"] == {"base_url": server.base_url, "model": server.model}
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()] == []
+
+
 def test_llm_check_makes_one_streamed_call_and_masks_the_key(server, tmp_path):
     env = {**cli_env(tmp_path / "home"), **server.env(RLPREP_LLM_API_KEY=SECRET)}
     proc = subprocess.run([sys.executable, "-m", "rlprep", "llm", "check"], capture_output=True, text=True, env=env,

@@ -36,6 +36,7 @@ a language model as interviewer (--llm; optional, nothing leaves the machine wit
   asks 1-3 follow-ups from what you said and judges each key point (covered/partial/missing/wrong, quoting you);
   an invalid reply is retried once, then the offline scorer takes over and the session says so. You see the first
   request (prompt, endpoint, model) and agree before anything is sent (--no-confirm: shown, not asked).
+  --defend NOTEBOOK asks about your own lab: your answer cells, what the grader failed, your training runs.
 
 environment: RLPREP_HOME (where history is kept), RLPREP_BANK (load bank entries from another directory,
 for authors checking drafts), RLPREP_LLM_* (above; README, section "mock").
@@ -45,6 +46,7 @@ examples:
   rlprep mock --interviewer --preset rl-core --format markdown > sheet.md
   rlprep mock --intro --lang en
   rlprep mock --llm --preset quick
+  rlprep mock --defend labs/lab05_grpo/lab05_grpo.ipynb --llm
 """
 
 
@@ -75,6 +77,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="build your W01 self-introduction from a template and a worked example (in Chinese; "
                        "--lang en for English); it asks before replacing a saved draft")
     modes.add_argument("--force", action="store_true", help="with --intro: replace your saved draft without asking")
+    modes.add_argument("--defend", metavar="NOTEBOOK", type=Path,
+                       help="defend your lab: questions about your answer cells, what the grader failed (it grades "
+                       "the notebook first) and your training runs; offline the questions come from templates, with "
+                       "--llm the model writes them from the same facts")
+    modes.add_argument("--grade-json", metavar="FILE", type=Path,
+                       help="with --defend: use this saved `rlprep grade NOTEBOOK --json` report instead of grading")
+    modes.add_argument("--runs", metavar="DIR", type=Path,
+                       help="with --defend: the training run folder(s) to ask about (a folder with history.json, or a "
+                       "folder of them; default: your latest run of the lab's trainer in $RLPREP_HOME/runs)")
     model = parser.add_argument_group("a language model as interviewer (optional)")
     model.add_argument("--llm", action="store_true",
                        help="follow-ups and judgement from the model at RLPREP_LLM_BASE_URL (see below); you see "
@@ -126,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
         raise RlprepError("--llm with scripted answers (--answers or a pipe): nobody is there to agree before "
                           "anything is sent", "add --no-confirm (the first request is still printed), or run in a "
                           "terminal")
+    if args.defend is not None:
+        from rlprep.interview.defend import run_defence
+
+        return run_defence(args)
     settings = _settings(args)
     from rlprep.interview.bank import load_bank
     from rlprep.interview.history import History

@@ -220,11 +220,12 @@ class ChatClient:
         return LLMError("status", scrub(f"{type(err).__name__}: {err}", self.config)[:300])
 
 
-def consent_text(config: LLMConfig, messages: list[dict]) -> str:
-    """What the learner reads before the first call: the endpoint, the model and every message, as sent."""
-    lines = [f"Before anything is sent: this session's interviewer is {config.model} at {config.base_url}.",
-             "Its first request, exactly as it will be sent (the later ones have the same form, with your next answers):"]
+def consent_text(config: LLMConfig, messages: list[dict], sends: str = "Your answers in this session") -> str:
+    """What the learner reads before the first call: the endpoint, the model and every message, as sent; ``sends``
+    says what the later requests carry."""
+    lines = [f"Before anything is sent: the interviewer is {config.model} at {config.base_url}.",
+             "Its first request, exactly as it will be sent (the later ones have the same form):"]
     for message in messages:
         lines += [f"----- {message['role']} -----", str(message["content"])]
-    lines += ["-----", "Your answers in this session go to that endpoint; nothing else leaves this machine."]
+    lines += ["-----", f"{sends} go to that endpoint; nothing else leaves this machine."]
     return "\n".join(lines)

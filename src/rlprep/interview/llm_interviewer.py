@@ -132,6 +132,8 @@ class LLMInterviewer:
         self.status: Callable[[str], None] | None = None
         """Set by the front end: told before each call, so a slow model does not look like a hang."""
         self.consented = False
+        self.sends = "Your answers in this session"
+        """What the requests carry, as the consent text says it."""
         self.offline_reason: str | None = None
         """Why the model is no longer asked (declined, unreachable, timed out); None while it is."""
         self._notices: list[str] = []
@@ -145,11 +147,17 @@ class LLMInterviewer:
         notices, self._notices = self._notices, []
         return notices
 
-    def _send(self, messages: list[dict], schema: dict, what: str, max_tokens: int, temperature: float) -> str:
+    def notice(self, text: str) -> None:
+        """Something the front end must tell the learner (printed as ``note:``)."""
+        self._notices.append(text)
+
+    def send(self, messages: list[dict], schema: dict, what: str, max_tokens: int, temperature: float) -> str:
+        """One call for ``what`` (shown to the learner while it runs): the consent step first, and an unreachable or
+        timed-out endpoint turns the interviewer offline. Raises :class:`LLMError`."""
         if self.offline_reason is not None:
             raise LLMError("offline", self.offline_reason)
         if not self.consented:
-            text = consent_text(self.client.config, messages)
+            text = consent_text(self.client.config, messages, self.sends)
             if self.confirm is None or not self.confirm(text):
                 self._go_offline("you chose not to send anything" if self.confirm else "no one was asked to agree")
                 raise LLMError("declined", self.offline_reason)
@@ -185,7 +193,7 @@ class LLMInterviewer:
         if self.offline_reason is not None:
             return record.judgement
         judgement = llm_judgement(
-            lambda m: self._send(m, JUDGEMENT_SCHEMA, "judgement", JUDGE_MAX_TOKENS, 0.0),
+            lambda m: self.send(m, JUDGEMENT_SCHEMA, "judgement", JUDGE_MAX_TOKENS, 0.0),
             record.question, record.answer, record.transcript(), self.offline, self.model)
         return judgement  # a fallback's note is on the scorecard
 
@@ -198,7 +206,7 @@ class LLMInterviewer:
         messages = follow_up_messages(record.question, record.answer, exchanges, covered)
         try:
             result, problems = ask_checked(
-                lambda m: self._send(m, FOLLOW_UP_SCHEMA, f"follow-up {n}", FOLLOW_UP_MAX_TOKENS, 0.3), messages,
+                lambda m: self.send(m, FOLLOW_UP_SCHEMA, f"follow-up {n}", FOLLOW_UP_MAX_TOKENS, 0.3), messages,
                 lambda data: check_follow_up(data, record.question, candidate, covered, asked, n))
         except LLMError as err:
             if err.kind not in ("offline", "declined", "connection", "timeout"):

@@ -37,6 +37,7 @@ COMMANDS: dict[str, Command] = {
     "profile": Command("rlprep.profile_cli", "show the active profile and what it trains"),
     "mock": Command("rlprep.interview.cli", "a timed mock interview with follow-ups, scoring and spaced repetition"),
     "progress": Command("rlprep.interview.progress", "per-topic interview mastery and lab scores"),
+    "coding": Command("rlprep.coding.cli", "the coding bank: list it, grade a file, release a problem for nbgrader"),
     "llm": Command("rlprep.interview.llm_cli", "check the language model `rlprep mock --llm` would use (one test call)"),
     "grade": Command("rlprep.grading.grade", "grade a lab notebook with the hidden tests"),
     "release": Command("rlprep.grading.release", "regenerate labs/ from solutions/ with nbgrader"),

@@ -9,6 +9,7 @@ Layout under the project folder (URLs follow it, lower-cased by MyST; ``site.py`
     bank/<ID>.md                the bank entry: 面试口述版, misconceptions, follow-ups, sources, scoring rubric
     labs/<lab>/<lab>.ipynb      the labs as released (labs/: no solutions, no hidden tests)
     interview/<preset>.md       ``rlprep mock --interviewer --preset <preset> --format markdown`` at a fixed seed
+    coding/<slug>.md            a coding-round problem; its solution on coding/<slug>-solution.md (``coding_pages.py``)
 """
 
 from __future__ import annotations
@@ -224,7 +225,9 @@ def project_pages(executed: dict[str, nbformat.NotebookNode], bank: dict, labs_r
     sheets = interviewer_pages()
     pages.append(Page("interview/index.md", "# Interviewer's sheets\n\nOne sheet per `rlprep mock` preset:\n\n"
                       + "\n".join(f"- [{Path(p.path).stem}]({Path(p.path).name})" for p in sheets) + "\n"))
-    return pages + sheets
+    from rlprep.book.coding_pages import coding_pages  # here: coding_pages imports Page from this module
+
+    return pages + sheets + coding_pages()
 
 
 def toc(pages: list[Page]) -> list[dict]:
@@ -239,4 +242,5 @@ def toc(pages: list[Page]) -> list[dict]:
             {"file": "questions/index.md", "children": files("questions/")},
             {"title": "Labs", "children": files("labs/")},
             {"file": "interview/index.md", "children": files("interview/")},
+            {"file": "coding/index.md", "children": files("coding/")},
             {"title": "Question bank", "children": files("bank/")}]

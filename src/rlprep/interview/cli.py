@@ -98,6 +98,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        "point said with a misconception's claim counts as wrong) or keyword (terms only)")
     modes.add_argument("--list", action="store_true", help="list the question bank (id, topics, difficulty) and any "
                        "course-map id still missing")
+    coding = parser.add_argument_group("coding round (rlprep.coding)")
+    coding.add_argument("--coding", action="store_true", help="a timed coding round: a problem you have not solved "
+                        "(or a due day-2/day-7 retest variant), its starter file written under --coding-dir, a clock, "
+                        "then check / submit (hidden tests, in the sandbox) / quit at the coding> prompt, then the "
+                        "follow-ups; with --list, the coding bank")
+    coding.add_argument("--problem", metavar="SLUG", help="with --coding: this problem (rlprep mock --coding --list)")
+    coding.add_argument("--retest", metavar="NAME", help="with --coding --problem: its day2 or day7 variant")
+    coding.add_argument("--coding-dir", metavar="DIR", type=Path,
+                        help="with --coding: write the starter file here (default: $RLPREP_HOME/coding)")
+    coding.add_argument("--no-coding", action="store_true",
+                        help="with --preset third-round: skip the coding round that ends it")
+    coding.add_argument("--json", action="store_true", help="with --coding --list: the coding bank as JSON")
 
 
 def _settings(args: argparse.Namespace) -> SessionSettings:
@@ -124,6 +136,18 @@ def _list_bank() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.coding:
+        from rlprep.coding.cli import mock_coding
+
+        return mock_coding(args)
+    if args.preset == "third-round" and not (args.interviewer or args.list or args.intro or args.no_coding):
+        from rlprep.coding.cli import third_round
+
+        return third_round(args, _run_questions)
+    return _run_questions(args)
+
+
+def _run_questions(args: argparse.Namespace) -> int:
     if args.intro:
         from rlprep.interview.intro import run_intro
 

@@ -1,0 +1,1 @@
+"""The coding bank's problems: one folder per problem (see ``rlprep.coding.bank``)."""

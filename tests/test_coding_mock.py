@@ -1,0 +1,85 @@
+"""`rlprep mock --coding` end to end in a pseudo-terminal: the starter file, the clock, a wrong then a right
+submission graded in the sandbox, the follow-ups, the round in the history, and the day-2 retest that comes back as
+a variant."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from interview_support import cli_env, run_cli
+from rlprep.coding.attempts import DAY, CodingLog
+from rlprep.coding.bank import get_problem
+from rlprep.coding.sources import reference_source
+
+
+def test_a_coding_round_in_a_terminal(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    home = tmp_path / "home"
+    problem = get_problem("softmax")
+    reference = reference_source(problem)
+    wrong = problem.module("bugs").BUGS[0].apply(reference)  # no max shift: overflows on huge logits
+    started = time.time()
+    child = pexpect.spawn(sys.executable, ["-m", "rlprep", "mock", "--coding", "--problem", "softmax", "--minutes",
+                                           "0.1", "--lang", "en"], env=cli_env(home), encoding="utf-8", timeout=90)
+    child.expect(r"Your file: (\S+softmax\.py)")
+    path = Path(child.match.group(1))
+    assert path.parent == home / "coding" and "def softmax(x: torch.Tensor" in path.read_text()
+    child.expect(r"\[0:0\d left\] coding> ")                # the clock counts down at the prompt
+    path.write_text(wrong)
+    child.sendline("submit")
+    child.expect(r"softmax: 5/6 properties passed \(sandbox: ")
+    child.expect(r"FAIL  stays finite and exact for huge logits \(no overflow\)\r\n")
+    child.expect("not yet")
+    child.expect(r"\[\d:\d\d (left|over)\] coding> ")
+    path.write_text(reference)
+    child.sendline("submit")
+    child.expect(r"softmax: 6/6 properties passed")
+    child.expect(r"time taken: 0:\d\d \(target 0:06\)")
+    child.expect(r"full marks\. \(over the target time: recorded as slow\)")
+    for n in (1, 2, 3):
+        child.expect(f"Follow-up {n}/3")
+        child.expect(r"\[follow-up\] ")
+        child.sendline(f"answer {n}")
+        child.expect(r"\[follow-up\] ")
+        child.sendline("")
+        child.expect("A model answer: ")
+    child.expect(r"Result: slow · 6/6 properties")
+    child.expect(r"Retests scheduled: day2 \(\d{4}-\d\d-\d\d\), day7")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and "Traceback" not in child.before
+    with CodingLog(home / "history.sqlite") as log:
+        (attempt,) = log.attempts()
+        retests = {r["retest"]: r["due_at"] for r in log.retests()}
+        nxt, variant = log.next_problem({"softmax": problem}, now=started + 2 * DAY + 60)
+    assert (attempt["slug"], attempt["outcome"], attempt["submissions"], attempt["passed"]) == ("softmax", "slow", 2, 6)
+    assert [f["answer"] for f in attempt["follow_ups"]] == ["answer 1", "answer 2", "answer 3"]
+    assert attempt["source"] == reference
+    assert started + 2 * DAY - 5 < retests["day2"] < time.time() + 2 * DAY + 5 and set(retests) == {"day2", "day7"}
+    # on day 2 the problem comes back as its variant: another twist, other sizes, not the same text
+    assert (nxt.slug, variant) == ("softmax", "day2")
+    retest = run_cli(["mock", "--coding", "--problem", "softmax", "--retest", "day2", "--lang", "en"], home,
+                     stdin="quit\n\n\n\n")
+    assert retest.returncode == 0, retest.stderr
+    day2 = (home / "coding" / "softmax-day2.py").read_text()
+    assert "RETEST (day2): The logits now arrive as [B, V, T]" in day2 and day2 != path.read_text()
+    assert re.search(r"dim=1\)", day2)
+
+
+def test_mock_coding_list_json_and_bad_input(tmp_path):
+    import json
+
+    proc = run_cli(["mock", "--coding", "--list", "--json"], tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert {"slug", "title", "topic", "minutes", "library", "status", "retests"} <= set(rows[0])
+    assert all(r["status"] == "new" for r in rows)
+    bad = run_cli(["mock", "--coding", "--problem", "no_such_problem"], tmp_path / "home")
+    assert bad.returncode == 2 and "no coding problem 'no_such_problem'" in bad.stderr and "fix:" in bad.stderr
+    bad = run_cli(["mock", "--coding", "--problem", "softmax", "--retest", "day9"], tmp_path / "home")
+    assert bad.returncode == 2 and "has no retest 'day9'" in bad.stderr

@@ -212,7 +212,9 @@ class MockInterview:
         self.scorecard_html.value = (
             f"<b>Key points: {len(record.covered)}/{len(q.key_points)} covered</b> "
             "<i>(automatic and approximate: a point counts when your answer contains one of its terms, "
-            f"in Chinese or English)</i><ul style='list-style:none'>{items}</ul>")
+            f"in Chinese or English, unless it comes with a misconception's claim; scored by "
+            f"{html.escape(record.judgement.scorer) if record.judgement else 'keyword'})</i>"
+            f"<ul style='list-style:none'>{items}</ul>")
         self._set_phase("rating")
 
     def rate(self, value: int | None = None) -> None:

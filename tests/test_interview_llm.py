@@ -31,14 +31,12 @@ SCRIPT = f"{ANSWER}\n\n{FOLLOW_UP_ANSWER}\n\n4\n"
 CONFIG = LLMConfig("http://replay.test/v1", "replay-model", SECRET, "RLPREP_LLM_API_KEY")
 
 
-def _session(replay: Replay, ask_first: bool = False, script: str = SCRIPT, confirm=None):
+def _session(replay: Replay, ask_first: bool = False, script: str = SCRIPT):
     interviewer = LLMInterviewer(replay.client(CONFIG), offline_scorer("claims"), ask_first=ask_first)
     session = MockSession(SessionSettings(ids=("W04",), n_questions=1, seed=0, llm=CONFIG.as_record()), BANK,
                           interviewer=interviewer)
     out = io.StringIO()
     code = run_terminal(session, io.StringIO(script), out, interactive=False)
-    if confirm is not None:
-        interviewer.confirm = confirm
     return session, out.getvalue(), code
 
 
@@ -90,6 +88,9 @@ def test_a_reply_with_text_around_its_json_is_read(rlprep_home):
     replay = Replay(reply("follow_up_in_a_fence"), reply("follow_up_done"), reply("judgement"))
     _, out, _ = _session(replay)
     assert "为什么要把这些残差加起来" in out and "note:" not in out
+    thinking = '<think>the schema is {"done": ...}; pick the anchor</think>\n' + reply("follow_up_anchored")
+    _, out, _ = _session(Replay(thinking, reply("follow_up_done"), reply("judgement")))
+    assert "如果把 λ 换成 1" in out and "note:" not in out
 
 
 # -- what is refused -------------------------------------------------------------------------------------------------
@@ -209,3 +210,17 @@ def test_an_endpoint_refusing_response_format_is_asked_again_without_it(rlprep_h
     assert "response_format" in replay.requests[0]["body"]
     assert all("response_format" not in r["body"] for r in replay.requests[1:])
     assert session.interviewer.client.format_refused and "如果把 λ 换成 1" in out
+
+
+def test_llm_check_without_a_call_shows_the_settings_and_warns_of_a_key_sent_in_clear(monkeypatch, capsys):
+    from rlprep.cli import main
+
+    monkeypatch.setenv("RLPREP_LLM_BASE_URL", "http://gpu-box.example:8000/v1")
+    monkeypatch.setenv("RLPREP_LLM_MODEL", "qwen")
+    monkeypatch.setenv("RLPREP_LLM_API_KEY", SECRET)
+    assert main(["llm", "check", "--no-call"]) == 0
+    out, err = capsys.readouterr()
+    assert "http://gpu-box.example:8000/v1" in out and "qwen" in out and SECRET not in out + err
+    assert "unencrypted" in err
+    monkeypatch.delenv("RLPREP_LLM_MODEL")
+    assert main(["llm", "check"]) == 2 and "RLPREP_LLM_MODEL not set" in capsys.readouterr().err

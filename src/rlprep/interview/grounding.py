@@ -50,11 +50,14 @@ def transcript(answer: str, exchanges: list[tuple[str, str | None]]) -> str:
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
+_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+"""A reasoning model's thinking, which may hold braces of its own, comes before its answer."""
 
 
 def json_object(text: str) -> tuple[dict | None, str]:
-    """The reply's JSON object (code fences and text around the outermost braces tolerated), or None and why not."""
-    body = _FENCE.sub("", text.strip())
+    """The reply's JSON object (a ``<think>`` block, code fences and text around the outermost braces tolerated), or
+    None and why not."""
+    body = _FENCE.sub("", _THINKING.sub("", text).strip())
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end <= start:
         return None, f"no JSON object in the reply ({_preview(text)})"

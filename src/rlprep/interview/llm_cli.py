@@ -46,6 +46,10 @@ def run(args: argparse.Namespace) -> int:
     print("rlprep mock --llm would use:")
     for line in config.describe():
         print(f"  {line}")
+    host = config.base_url.split("//", 1)[-1].split("/", 1)[0].split(":", 1)[0]
+    if config.api_key and config.base_url.startswith("http://") and host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: the key would travel unencrypted (http://) to {host}: use https:// for a remote endpoint",
+              file=sys.stderr)
     if args.no_call:
         return 0
     print(f"\nOne test call to {config.model} at {config.base_url}, sent as:")

@@ -123,3 +123,19 @@ def test_grading_the_notebook_first_asks_about_the_property_it_failed(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "grading" in proc.stdout and "Defence 1/" in proc.stdout and "· failed · test_gae" in proc.stdout
     assert "In `compute_gae` you wrote" not in proc.stdout.split("Defence 2/")[0]   # the failure is asked first
+
+
+def test_a_notebook_that_cannot_be_graded_is_asked_about_its_recorded_grade(tmp_path):
+    from rlprep.interview.history import record_lab_grade
+
+    home = tmp_path / "home"
+    record_lab_grade("lab99_mine", 3, 10, path=home / "history.sqlite")
+    nb = json.loads(LAB05.read_text())
+    nb["metadata"]["rlprep"] = {"lab": "lab99_mine"}
+    (tmp_path / "lab99_mine.ipynb").write_text(json.dumps(nb))
+    (tmp_path / "answers.txt").write_text("the std\n\n")
+    proc = run_cli(["mock", "--defend", str(tmp_path / "lab99_mine.ipynb"), "--answers", str(tmp_path / "answers.txt"),
+                    "--lang", "en"], home)
+    assert proc.returncode == 0, proc.stderr
+    assert "note: could not grade it now (cannot tell which lab" in proc.stdout
+    assert "Your latest lab99_mine grade was 3/10" in proc.stdout

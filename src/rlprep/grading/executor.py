@@ -42,6 +42,7 @@ from rlprep.grading.wire import UNDEFINED, WireError
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
 DEMO_NOTE = "[rlprep] demo cell: skipped during grading\n"
+KERNEL_NOTE_MARK = "[rlprep] checked in the learner's kernel:"  # starts the note of a test that relies on it
 
 
 def defined_functions(source: str) -> list[str]:
@@ -81,6 +82,37 @@ def compile_error_message(source: str, name: str, evalue: str) -> str:
     quoted = f": {text[:120]}" if text else ""
     return (f"{found['msg']}, line {lineno} of the answer cell that defines {name}{quoted} "
             f"(the cell never ran, so {name} is not defined)")
+
+
+def kernel_side_checks(args, kwargs: dict, mode: str) -> set[str]:
+    """What a call makes the learner's kernel report about its own computation, beyond the value it returns:
+    gradients (``value_and_grad``: autograd runs there), whether a result is detached (an input that requires
+    grad: the kernel declares the result's ``requires_grad``), how the function meets non-contiguous inputs (the
+    kernel rebuilds their layout). A kernel can fake each of these; a test that relies on one says so."""
+    found = {"gradients"} if mode == "value_and_grad" else set()
+
+    def walk(x, depth=0):
+        if depth > 8:
+            return
+        if type(x).__module__.split(".")[0] == "torch" and callable(getattr(x, "is_contiguous", None)):
+            if x.requires_grad:
+                found.add("whether a result is detached")
+            if not x.is_contiguous():
+                found.add("non-contiguous inputs")
+        elif type(x).__module__ == "numpy" and not getattr(x, "flags", {"C_CONTIGUOUS": True})["C_CONTIGUOUS"]:
+            found.add("non-contiguous inputs")
+        elif type(x) in (list, tuple, dict):
+            for item in (x.values() if type(x) is dict else x):
+                walk(item, depth + 1)
+
+    walk([list(args), dict(kwargs)])
+    return found
+
+
+def kernel_note(checks: set[str]) -> str:
+    """The line a test's output ends with when it relied on ``kernel_side_checks``."""
+    return (f"{KERNEL_NOTE_MARK} {', '.join(sorted(checks))} (the learner's own process could fake them: a "
+            "self-check, not a guarantee; docs/grading.md, 'Where each property is checked')\n")
 
 
 def _error(ename: str, evalue: str) -> nbformat.NotebookNode:
@@ -132,6 +164,7 @@ class IsolatedRunner:
         self._t_end = 0.0
         self._forwarded: list[str] = []
         self._hidden = False  # a hidden part of a test is running: what its calls print is not forwarded
+        self._kernel_checks: set[str] = set()  # what the running test relies on the kernel to report
         self.uncompiled: dict[str, tuple[str, str]] = {}  # function name -> (ename, message) of its broken cell
 
     @classmethod
@@ -238,6 +271,7 @@ class IsolatedRunner:
                                                      f"{type(err).__name__}: {err}"))
 
     def call(self, name, args, kwargs, mode="call", wrt=()):
+        self._kernel_checks |= kernel_side_checks(args, kwargs, mode)
         remaining = self.remaining()
         if remaining <= 0:
             raise LearnerCallError(f"grading stopped after its {self.deadline:g} s limit before {name} was called")
@@ -257,6 +291,7 @@ class IsolatedRunner:
         for name in self.graded_names:
             ns[name] = FunctionProxy(self, name)
         self._forwarded = []
+        self._kernel_checks = set()
         begin_test()
         out = io.StringIO()
         failure = None
@@ -273,6 +308,8 @@ class IsolatedRunner:
         text = "".join(self._forwarded) + out.getvalue()
         if text:
             cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text))
+        if self._kernel_checks:  # its own output, last: the report shows it for a test that passed
+            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=kernel_note(self._kernel_checks)))
         if failure:
             cell.outputs.append(_error(*failure))
 

@@ -240,10 +240,16 @@ def tampering(submitted, released) -> dict[str, str]:
 
 
 def _message(cell) -> str:
-    for out in cell.get("outputs", []):
+    """The failure of a test cell; for one that passed, the grader's note that it relied on the learner's kernel."""
+    from rlprep.grading.executor import KERNEL_NOTE_MARK
+
+    outputs = cell.get("outputs", [])
+    for out in outputs:
         if out.get("output_type") == "error":
             return f"{out.get('ename')}: {out.get('evalue')}"
-    return ""
+    last = outputs[-1] if outputs else {}
+    text = str(last.get("text", "")) if last.get("output_type") == "stream" else ""
+    return text.strip() if text.startswith(KERNEL_NOTE_MARK) else ""
 
 
 def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float = 30, call_timeout: float = 10,

@@ -9,7 +9,9 @@ Run nbgrader from this folder (it reads this file from the working directory):
     rlprep classroom autograde --course . --lab lab01_gae --jobs 2   # the same with this file, 2 processes;
                                                          # formgrader's manual grades kept on a re-grade
     nbgrader generate_feedback lab01_gae                 # hidden tests cleared
-    jupyter lab                                          # formgrader: Nbgrader > Formgrader
+    jupyter lab                                          # formgrader: Nbgrader > Formgrader (start it here:
+                                                         # it reads this file, which sanitises what a
+                                                         # submission's markdown and outputs show)
 
 The gradebook is SQLite in this folder unless RLPREP_GRADEBOOK_URL is set, e.g.
 ``postgresql://grader:PASSWORD@db.example.edu/rlprep`` for a class on JupyterHub (driver: psycopg, in the
@@ -34,7 +36,7 @@ c.CourseDirectory.course_id = os.environ.get("RLPREP_COURSE_ID", "rlprep")
 c.CourseDirectory.source_directory = "../solutions"  # the nbgrader source notebooks live in solutions/<lab>/
 c.CourseDirectory.db_url = os.environ.get("RLPREP_GRADEBOOK_URL", f"sqlite:///{HERE / 'gradebook.db'}")
 
-apply_grading_config(c)  # OverwriteCells.add_missing_cells, isolated executor, ClearHiddenTests in feedback
+apply_grading_config(c)  # restore deleted cells, isolated executor, ClearHiddenTests, sanitised pages (HTMLExporter)
 c.IsolatedExecute.call_timeout = int(os.environ.get("RLPREP_CALL_TIMEOUT", "10"))
 c.IsolatedExecute.cell_timeout = int(os.environ.get("RLPREP_CELL_TIMEOUT", "30"))
 c.IsolatedExecute.deadline = int(os.environ.get("RLPREP_GRADING_DEADLINE", "300"))

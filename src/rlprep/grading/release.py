@@ -57,22 +57,27 @@ def course_config(course_dir: Path, db_url: str | None = None, **executor):
 def apply_grading_config(c) -> None:
     """What every rlprep grading run needs, on an nbgrader config ``c`` (also used by autograder/).
 
-    Restore deleted test cells, run learner code isolated from the tests, and clear hidden tests from feedback.
+    Restore deleted test cells, run learner code isolated from the tests, clear hidden tests from feedback, and show
+    learner markdown and outputs sanitised in every page (``rlprep.grading.sanitize``: the autograded notebook, and
+    each HTMLExporter formgrader and generate_feedback build from this config).
     """
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, GetGrades,
                                         IgnorePattern, LimitOutput, SaveAutoGrades)
 
     from rlprep.grading.executor import IsolatedExecute
+    from rlprep.grading.sanitize import SanitizeSubmission, configure_exporters
 
     c.OverwriteCells.add_missing_cells = True
     c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", templating.FIXTURES]
     from nbgrader.converters import GenerateAssignment
 
     c.GenerateAssignment.preprocessors = [templating.render_preprocessor(), *GenerateAssignment().preprocessors]
-    c.Autograde.autograde_preprocessors = [IsolatedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-                                           SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    c.Autograde.autograde_preprocessors = [IsolatedExecute, SanitizeSubmission, IgnorePattern,
+                                           ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+                                           AssignLatePenalties, CheckCellMetadata]
     c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ClearHiddenTests]
+    configure_exporters(c)
 
 
 def tools_on_path() -> None:

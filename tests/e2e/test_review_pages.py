@@ -1,0 +1,181 @@
+"""The pages that show a hostile submission, opened in Chromium: nothing of the learner's runs (issue #33, first row).
+
+A throwaway course (``tests/hostile_html.py``: ``autograder/nbgrader_config.py`` copied verbatim, lab01 graded by
+nbgrader's own autograde and generate_feedback) holds one submission whose markdown and outputs carry scripts,
+event handlers, ``javascript:`` links, frames, forms and a meta refresh; each payload that runs sets
+``window.__pwned`` and requests ``/pwned/<name>``. Formgrader's submission page comes from a Jupyter server with
+formgrader enabled, started in the course folder as an instructor starts it; the feedback page from a plain HTTP
+server, as a learner opens it. Each page must request nothing under ``/pwned``, leave the marker unset, hold no
+active element in its cells, and still show the honest table and plot. Run with ``make e2e``; screenshots in
+``build/e2e/``. The same pages as HTML, without a browser: ``tests/attacks/test_attack_html.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from hostile_html import MARK, review, submission_id
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "build" / "e2e"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+TOKEN = "rlprep-e2e-review"
+
+# What the learner's cells hold that could run, navigate or submit, read from the live DOM.
+ACTIVE_IN_CELLS = """() => {
+  const bad = [];
+  const never = ['script', 'iframe', 'frame', 'object', 'embed', 'form', 'meta', 'base', 'link', 'svg', 'math'];
+  for (const el of document.querySelectorAll('#notebook-container *')) {
+    const tag = el.tagName.toLowerCase();
+    if (never.includes(tag)) bad.push('<' + tag + '>');
+    for (const a of el.attributes) {
+      const name = a.name.toLowerCase(), value = a.value.replace(/[\\s\\x00-\\x1f]/g, '').toLowerCase();
+      if (name.startsWith('on') || name === 'srcdoc') bad.push('<' + tag + ' ' + name + '>');
+      if (['href', 'src', 'action', 'formaction', 'data', 'xlink:href'].includes(name)
+          && /^(javascript|vbscript|data:text\\/html)/.test(value)) {
+        bad.push('<' + tag + ' ' + name + '=' + value + '>');
+      }
+    }
+  }
+  return bad;
+}"""
+HONEST_SHOWN = """() => {
+  const tables = [...document.querySelectorAll('#notebook-container table')].map(t => t.innerText);
+  const plots = [...document.querySelectorAll('#notebook-container img[src^="data:image/png"]')];
+  return {table: tables.some(t => t.includes('greedy')), pandas: tables.some(t => t.includes('discounted_return')),
+          plot: plots.some(i => i.naturalWidth > 100)};
+}"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    if CHROMIUM is None:
+        pytest.fail("Chromium is not installed: install Debian's 'chromium' package (apt-get install chromium)")
+    work = tmp_path_factory.mktemp("review-pages")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RLPREP_HOME", str(work / "home"))
+        mp.delenv("RLPREP_GRADEBOOK_URL", raising=False)
+        mp.delenv("RLPREP_COURSE_ID", raising=False)
+        yield review(work)
+
+
+@pytest.fixture(scope="module")
+def formgrader(course):
+    """A Jupyter server with formgrader (the venv's nbgrader extensions), started in the course folder."""
+    port = _free_port()
+    log = open(course.work / "jupyter.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={course.work}"],
+        cwd=course.course, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env=dict(os.environ, JUPYTER_RUNTIME_DIR=str(course.work / "runtime")))
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        os.killpg(proc.pid, signal.SIGTERM)
+        pytest.fail(f"the Jupyter server did not answer within 60 s; see {course.work / 'jupyter.log'}")
+    yield SimpleNamespace(base=base)
+    os.killpg(proc.pid, signal.SIGTERM)  # the server by its process group
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def feedback_server(course):
+    """The feedback folder over plain HTTP, as any web server (or a browser opening the file) would show it."""
+    handler = functools.partial(type("Quiet", (http.server.SimpleHTTPRequestHandler,),
+                                     {"log_message": lambda *a: None}), directory=str(course.feedback().parent))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/{course.feedback().name}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def _visit(browser, url: str, shot: str) -> SimpleNamespace:
+    """Open ``url``, give every payload time to fire (onerror, ontoggle, meta refresh, fetch), read the page."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    local = url.split("/")[2]  # host:port; nothing else is reachable (MathJax's CDN is refused at once)
+    page.route("**/*", lambda route: route.continue_() if route.request.url.split("/")[2] == local else route.abort())
+    page.goto(url, wait_until="domcontentloaded")
+    try:
+        page.wait_for_load_state("load", timeout=30_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError: read what the page holds anyway
+        pass
+    page.wait_for_timeout(2000)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    sanitised = page.locator(".rlprep-sanitized")
+    if sanitised.count():  # the screenshot shows the hostile cells as the page shows them
+        sanitised.first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / shot), full_page=False)
+    seen = SimpleNamespace(url=page.url, pwned_requests=sorted({u for u in requests if f"/{MARK}" in u}))
+    for name, script in [("marker", f"() => window.__{MARK} === undefined ? null : String(window.__{MARK})"),
+                         ("active", ACTIVE_IN_CELLS), ("honest", HONEST_SHOWN)]:
+        try:
+            setattr(seen, name, page.evaluate(script))
+        except Exception as err:  # noqa: BLE001 - e.g. the page navigated away while it was read
+            setattr(seen, name, f"could not read the page: {err}")
+    page.close()
+    return seen
+
+
+def _assert_safe(seen) -> None:
+    assert seen.pwned_requests == [], f"learner payloads ran or loaded: {seen.pwned_requests}"
+    assert seen.marker is None, f"a learner script ran: window.__{MARK} = {seen.marker!r}"
+    assert f"/{MARK}" not in seen.url, f"the page navigated to {seen.url}"
+    assert seen.active == [], f"active elements in the learner's cells: {seen.active}"
+    assert seen.honest == {"table": True, "pandas": True, "plot": True}, seen.honest
+
+
+def test_formgrader_submission_page_runs_nothing_from_the_learner(course, formgrader, browser):
+    url = f"{formgrader.base}/formgrader/submissions/{submission_id(course.course)}/?token={TOKEN}"
+    _assert_safe(_visit(browser, url, "formgrader_hostile_submission.png"))
+
+
+def test_feedback_page_runs_nothing_from_the_learner(feedback_server, browser):
+    _assert_safe(_visit(browser, feedback_server, "feedback_hostile_submission.png"))

@@ -82,14 +82,21 @@ def untouched(folder: Path) -> Path:
     return path
 
 
-def grade(path: Path, env: dict, *, cwd: Path | None = None, timeout: float = 150, args=()) -> Graded:
-    """Grade ``path`` with ``python -m rlprep grade --json`` in a child process; kill it after ``timeout``."""
+def start(path: Path, env: dict, *, cwd: Path | None = None, args=(), python: str = sys.executable
+          ) -> subprocess.Popen:
+    """Start ``python -m rlprep grade PATH --json`` in a child process (its own process group) and return it."""
     cwd = Path(cwd or path.parent)
     full_env = {**os.environ, "PYTHONPATH": str(SRC), "PWD": str(cwd), **env}  # PWD as a shell would set it
-    argv = [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "rlprep", "grade", str(path), "--json", *args]
-    t0 = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=cwd, env=full_env, stdout=subprocess.PIPE,
+    argv = [sys.executable, "-c", _WRAPPER, python, "-m", "rlprep", "grade", str(path), "--json", *args]
+    return subprocess.Popen(argv, cwd=cwd, env=full_env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def grade(path: Path, env: dict, *, cwd: Path | None = None, timeout: float = 150, args=(),
+          python: str = sys.executable) -> Graded:
+    """Grade ``path`` with ``python -m rlprep grade --json`` in a child process; kill it after ``timeout``."""
+    t0 = time.monotonic()
+    proc = start(path, env, cwd=cwd, args=args, python=python)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -10,8 +10,11 @@ processes should be PostgreSQL; SQLite works for a few jobs (writes wait up to 6
 Before anything runs, a hand-in is checked; one that fails is refused with a problem and a fix and left where it
 is (``submitted/<id>/<lab>/``), and the rest of the class is graded:
 - the student id must be plain (letters, digits, ``.``, ``_``, ``-``, ``@``; at most 64 characters; no leading dot);
-- ``submitted/<id>/<lab>/<lab>.ipynb`` must exist and be a notebook (nbformat 4 JSON).
-A lab that is not in the gradebook, or a gradebook that cannot be reached, stops the run before it starts.
+- ``submitted/<id>/<lab>/<lab>.ipynb`` must exist and be a notebook (nbformat 4 JSON, nested no deeper than
+  ``rlprep.grading.grade.MAX_JSON_DEPTH``).
+A hand-in with deleted cells is graded: the deleted test cells are restored, the tests of a deleted answer score 0.
+A lab that is not in the gradebook, a gradebook that cannot be reached, or a grader running as root without a
+sandbox (``rlprep.grading.sandbox.refusal``) stops the run before it starts.
 
 Re-grading (after a new release of the lab's tests) keeps what an instructor gave in formgrader: the manual
 grades and comments are read before anything is graded and any that the run lost are written back and reported
@@ -68,12 +71,21 @@ def check_submission(course: Path, student: str, lab: str) -> None:
     """Raise RlprepError when ``submitted/<student>/<lab>/<lab>.ipynb`` cannot be graded as it is."""
     import nbformat
 
+    from rlprep.grading.grade import check_json_depth
+
     check_student_id(student)
     path = course / "submitted" / student / lab / f"{lab}.ipynb"
     if not path.is_file():
         found = sorted(p.name for p in path.parent.iterdir()) if path.parent.is_dir() else []
         raise RlprepError(f"{student}: no {lab}.ipynb in {path.parent} (found: {', '.join(found) or 'nothing'})",
                           f"ask {student} to submit the lab notebook {lab}.ipynb itself; the files are kept")
+    try:
+        check_json_depth(path.read_text(encoding="utf-8"), path)
+    except RlprepError as err:
+        raise RlprepError(f"{student}: {err.problem}", f"ask {student} to submit {lab}.ipynb as saved by Jupyter; "
+                          "the file is kept as it is") from None
+    except Exception:  # noqa: BLE001 - unreadable: reported below, as nbformat words it
+        pass
     try:
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
@@ -121,9 +133,12 @@ def _grade_shard(spec: dict, lab: str, students: list[str]) -> list[tuple[str, s
 def autograde_lab(room, lab: str, jobs: int = 1, students: list[str] | None = None) -> AutogradeRun:
     """Autograde ``lab`` for ``students`` (default: every collected one) of ``room`` in ``jobs`` processes."""
     from rlprep.classroom import manual_grades
+    from rlprep.grading.sandbox import refusal
 
     check_jobs(jobs)
     check_lab(room.db_url, lab, room.course_id)
+    if (refused := refusal()) is not None:
+        raise refused
     before = manual_grades.snapshot(room.db_url, room.course_id, lab)
     run = AutogradeRun(lab)
     todo = []

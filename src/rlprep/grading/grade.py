@@ -5,7 +5,9 @@ is cached under ``rlprep.paths.cache_dir()/gradebooks/<lab>-<content hash>``. Ea
 fresh course folder, puts the notebook under ``submitted/learner/<lab>/`` and runs ``NbGraderAPI.autograde``
 with the isolated executor (learner code in its own kernel, tests in this process).
 
-Exit status: 0 full marks, 1 otherwise, 2 invalid input (not a notebook, malformed JSON, unknown lab).
+Exit status: 0 full marks, 1 otherwise, 2 invalid input (not a notebook, malformed JSON or JSON nested deeper
+than any notebook, unknown lab) or a grader that must not run the learner's code here (root without a sandbox,
+``rlprep.grading.sandbox.refusal``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     import nbformat
 
 STUDENT = "learner"
+MAX_JSON_DEPTH = 100  # a Jupyter notebook nests about 10 levels deep; nbformat and nbgrader recurse per level
 
 
 @dataclass
@@ -47,6 +51,7 @@ class GradeReport:
     max_score: float
     cells: list[CellGrade] = field(default_factory=list)
     tampering: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # answer cells of the release not in the notebook
     seconds: float = 0.0
     sandbox: str = ""  # "bubblewrap" or "none: <why>" (rlprep.grading.sandbox)
 
@@ -97,7 +102,9 @@ def read_submission(path) -> nbformat.NotebookNode:
     if path.suffix != ".ipynb":
         raise RlprepError(f"{path} is not a notebook (.ipynb)", "pass the .ipynb file of your lab")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        check_json_depth(text, path)
+        raw = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise RlprepError(f"{path} is not valid notebook JSON ({err})",
                           "restore it from labs/ or from your editor's checkpoint (File > Revert)") from None
@@ -108,6 +115,26 @@ def read_submission(path) -> nbformat.NotebookNode:
         return nbformat.reads(json.dumps(raw), as_version=4)
     except Exception as err:  # noqa: BLE001 - nbformat raises several types for a broken notebook
         raise RlprepError(f"{path} is not a readable notebook ({err})", "restore it from labs/") from None
+
+
+_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')  # a whole string, or one bracket
+
+
+def check_json_depth(text: str, path) -> None:
+    """Raise RlprepError when the JSON ``text`` nests deeper than ``MAX_JSON_DEPTH`` (counted without parsing,
+    so a file nested 200,000 levels deep costs one scan, not a RecursionError)."""
+    depth = 0
+    for token in _JSON_TOKENS.finditer(text):
+        bracket = token.group()
+        if bracket in ("[", "{"):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise RlprepError(f"{path} nests its JSON over {MAX_JSON_DEPTH} levels deep (a notebook nests about "
+                                  "10), so it is not a notebook the grader can read",
+                                  "restore it from labs/ or from your editor's checkpoint (File > Revert) and "
+                                  "paste your answers back")
+        elif bracket in ("]", "}"):
+            depth -= 1
 
 
 def lab_of(path, nb, labs: list[str], solutions: Path | None = None) -> str:
@@ -239,6 +266,13 @@ def tampering(submitted, released) -> dict[str, str]:
     return found
 
 
+def missing_answers(submitted, released) -> list[str]:
+    """Grade ids of the release's answer cells (nbgrader solution cells) that the submission does not have."""
+    have = {c.metadata.get("nbgrader", {}).get("grade_id") for c in submitted.cells}
+    return [gid for c in released.cells if c.metadata.get("nbgrader", {}).get("solution")
+            and (gid := c.metadata["nbgrader"].get("grade_id")) not in have]
+
+
 def _message(cell) -> str:
     """The failure of a test cell; for one that passed, the grader's note that it relied on the learner's kernel."""
     from rlprep.grading.executor import KERNEL_NOTE_MARK
@@ -266,9 +300,13 @@ def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float =
     nb = read_submission(path)
     solutions = Path(solutions) if solutions else _root() / "solutions"
     lab = lab_of(path, nb, list_labs(solutions.parent), solutions)
+    refused = sandbox.refusal()  # before anything runs: never the learner's code as root without a sandbox
+    if refused is not None:
+        raise refused
     template = course_template(lab, solutions)
     released = nbformat.read(template / "release" / lab / f"{lab}.ipynb", as_version=4)
     changed = tampering(nb, released)
+    missing = missing_answers(nb, released)
     os.environ["RLPREP_PROFILE"] = "smoke"
     logging.getLogger("traitlets").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy session warnings inside nbgrader
@@ -302,7 +340,8 @@ def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float =
             msg = f"this test cell was {changed[gid]} in your notebook and has been restored. " + msg
         cells.append(CellGrade(gid, score, float(max_score), score >= float(max_score), msg.strip()))
     report = GradeReport(lab, sum(c.points for c in cells), sum(c.max_points for c in cells), cells,
-                         [f"{gid} ({how}, restored)" for gid, how in changed.items()], sandbox=sandbox.probe())
+                         [f"{gid} ({how}, restored)" for gid, how in changed.items()], missing,
+                         sandbox=sandbox.probe())
     report.seconds = time.monotonic() - t0
     _record(report)
     return report
@@ -332,6 +371,9 @@ def format_report(report: GradeReport) -> str:
     if report.tampering:
         lines.append("tampering: test cells changed in your notebook were restored before grading: "
                      + ", ".join(report.tampering))
+    if report.missing:
+        lines.append(f"missing: your notebook has no answer cell {', '.join(report.missing)}; the tests of what it "
+                     "defines score 0 unless another cell defines it (copy the cell back from labs/)")
     from rlprep.grading.executor import COMPILE_ERRORS
 
     if any(c.message.startswith(COMPILE_ERRORS) for c in report.cells):

@@ -2,7 +2,8 @@
 
 Learner code (answer cells and any cell of their own) only ever runs here, never in the grader process.
 When K dies (``os._exit``, a segfault) it is restarted and the cells that had run cleanly are replayed,
-so later tests still see the learner's functions.
+so later tests still see the learner's functions. A K that fills the folders it shares with the grader (they are
+on the grader's disk; ``sandbox.exchange_overflow``) is killed for good, and what it wrote there is deleted.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import json
 import os
 import queue
 import secrets
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +69,9 @@ class LearnerKernel:
         self.dirs.create(sandbox.SANDBOX_UID if os.geteuid() == 0 else None)
         self.sandbox = sandbox.probe()
         self._calls = 0
+        self.stopped = ""  # why the grader stopped K for good (it filled the folders it shares with the grader)
+        self._unwatch = threading.Event()
+        self._watcher: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -87,11 +94,39 @@ class LearnerKernel:
         context.setsockopt(zmq.MAXMSGSIZE, 16 * self.max_output + 2**20)  # one huge message cannot reach us
         self.kc = self.km.client(context=context)
         self.kc.start_channels()
+        if self._watcher is None:
+            self._watcher = threading.Thread(target=self._watch, name="rlprep-exchange-watch", daemon=True)
+            self._watcher.start()
         self.kc.wait_for_ready(timeout=self.startup_timeout)
 
     def shutdown(self) -> None:
+        self._unwatch.set()
         self._stop()
+        if self._watcher is not None:
+            self._watcher.join()
         self._tmp.cleanup()
+
+    def _watch(self) -> None:
+        """Every 0.2 s while K lives: past the limits in the shared folders, kill K for good and empty them."""
+        while not self._unwatch.wait(0.2):
+            why = sandbox.exchange_overflow(self.dirs)
+            if why:
+                self.stopped = self.stopped or why
+                self._kill()
+                sandbox.empty_exchange(self.dirs)
+
+    def _kill(self) -> None:
+        """SIGKILL K's process group (bubblewrap's: the sandbox dies with it); safe from the watch thread."""
+        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+        if process is None:
+            return
+        try:
+            if os.getpgid(process.pid) == process.pid:  # jupyter_client starts K in a session of its own
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+        except OSError:  # already gone
+            pass
 
     def _stop(self) -> None:
         if self.kc is not None:
@@ -107,7 +142,7 @@ class LearnerKernel:
         """Start a fresh K and replay the cells that had run cleanly, within the deadline; give up after
         ``max_restarts``."""
         self._stop()
-        if self.restarts >= self.max_restarts or time.monotonic() >= self.deadline_at:
+        if self.stopped or self.restarts >= self.max_restarts or time.monotonic() >= self.deadline_at:
             self.given_up = True
             return
         self.restarts += 1
@@ -166,6 +201,9 @@ class LearnerKernel:
             self._recover_from_timeout()
         elif run.status == "died":
             self.restart()
+            if self.stopped:
+                run.outputs.append(nbformat.v4.new_output("error", ename="ScratchLimit", evalue=self.stopped,
+                                                          traceback=[f"ScratchLimit: {self.stopped}"]))
         if run.status == "ok":
             try:  # the reply says "error" for exceptions that printed no error output (SystemExit)
                 reply = self.kc.get_shell_msg(timeout=5)
@@ -208,8 +246,9 @@ class LearnerKernel:
         random name in ``outbox``, which the grader reads with size limits and without following links.
         """
         if self.given_up:
-            raise LearnerCallError(f"{func_name} was not called: the kernel died {self.restarts + 1} times, so "
-                                   "grading stopped running your code")
+            why = (f"the grader stopped the kernel: {self.stopped}" if self.stopped else
+                   f"the kernel died {self.restarts + 1} times")
+            raise LearnerCallError(f"{func_name} was not called: {why}, so grading stopped running your code")
         self._calls += 1
         name = f"call-{self._calls}-{secrets.token_hex(8)}"
         args_dir, out_dir = self.dirs.inbox / name, self.dirs.outbox / name
@@ -220,10 +259,21 @@ class LearnerKernel:
             raise ValueError(f"test cell passed an argument the wire cannot carry: {err}") from err
         code = (f"__import__('rlprep.grading.wire', fromlist=['serve']).serve("
                 f"globals(), {func_name!r}, {str(args_dir)!r}, {str(out_dir)!r}, {mode!r}, {tuple(wrt)!r})")
+        try:
+            return self._call_result(func_name, code, out_dir, timeout)
+        finally:  # each call's folders go once read: what stays counts against the kernel's limit
+            shutil.rmtree(args_dir, ignore_errors=True)
+            shutil.rmtree(out_dir, ignore_errors=True)
+
+    def _call_result(self, func_name: str, code: str, out_dir: Path, timeout: float) -> tuple[object, list]:
+        """Run the call server ``code`` in K and read what it wrote to ``out_dir`` (see ``call``)."""
         run = self.execute(code, timeout=timeout, record=False, store_history=False)
         stdout = [o for o in run.outputs if o.get("output_type") == "stream" and o.get("name") == "stdout"]
         if run.status == "timeout":
             raise LearnerCallError(f"{func_name} did not return within {timeout:g} s (an infinite loop?)")
+        if run.status == "died" and self.stopped:
+            raise LearnerCallError(f"{func_name} was stopped by the grader: {self.stopped}; grading stopped "
+                                   "running your code")
         if run.status == "died":
             raise LearnerCallError(f"{func_name} ended the kernel process (os._exit or a crash); "
                                    + ("grading stopped running your code" if self.given_up else

@@ -4,8 +4,10 @@ A learner can read the installed grader, so the kernel that runs their code is t
 bubblewrap (``bwrap``, Debian's ``bubblewrap``, the sandbox Flatpak uses) the kernel gets:
 
 - its own mount namespace holding only the system (``/usr``, ``/etc``, ...), the Python installation and its
-  site-packages, all read-only; a private ``/tmp`` and home; the repository, the course folder, the gradebook,
-  the learner's data (``RLPREP_HOME``) and the checkpoint cache are not there at all;
+  site-packages, all read-only (each at its real path, and at the linked path the grader reached it by when that
+  differs: a ``.venv`` that is a symbolic link works); a private ``/tmp`` and home, each a tmpfs capped at
+  ``SCRATCH_BYTES`` that lives in memory and vanishes with the sandbox; the repository, the course folder, the
+  gradebook, the learner's data (``RLPREP_HOME``) and the checkpoint cache are not there at all;
 - a copy of the few ``rlprep`` modules a kernel needs (the value format, the assert helpers, lab08's scenes),
   not the package, so neither the reference solutions nor the lab builders can be read or imported;
 - its own PID, IPC, UTS and network namespaces: it cannot see or signal the grader, every process it starts
@@ -15,8 +17,13 @@ bubblewrap (``bwrap``, Debian's ``bubblewrap``, the sandbox Flatpak uses) the ke
 - resource limits (processes, address space, CPU seconds, file size); when the grader runs as root the kernel
   runs as an unprivileged uid with no capabilities.
 
+The folders the kernel shares with the grader (``RunDirs``: the call outbox and the sockets) are on the grader's
+disk; ``rlprep.grading.kernel`` stops a kernel that puts more than ``EXCHANGE_BYTES`` there.
+
 Where bubblewrap is missing or cannot create namespaces, the kernel still gets the allow-listed environment,
-a scratch working folder and the limits, and the grade says ``sandbox: none: <why>``.
+a scratch working folder and the limits, and the grade says ``sandbox: none: <why>``. A grader running as root
+then refuses to start the kernel (``refusal``) unless ``RLPREP_SANDBOX=none`` says it was switched off on
+purpose; even then the kernel runs as the unprivileged uid, never as root.
 """
 
 from __future__ import annotations
@@ -29,11 +36,17 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rlprep.errors import RlprepError
+
 SANDBOX_UID = 61_234  # an otherwise unused uid: its process count belongs to sandboxed kernels alone
 MAX_PROCESSES = 128
 MEMORY_BYTES = int(os.environ.get("RLPREP_SANDBOX_MEMORY_MB", "6144")) * 2**20
 CPU_SECONDS = 900
 FILE_BYTES = 256 * 2**20
+SCRATCH_BYTES = int(os.environ.get("RLPREP_SANDBOX_SCRATCH_MB", "256")) * 2**20  # home and /tmp, each
+SHM_BYTES = 64 * 2**20  # /dev/shm (POSIX shared memory, multiprocessing's semaphores)
+EXCHANGE_BYTES = 256 * 2**20  # what the kernel may keep in the folders it shares with the grader
+EXCHANGE_ENTRIES = 10_000  # files and folders there
 HOME = "/home/learner"
 
 # The only rlprep modules the learner's kernel may import (setup cells and the call server use them).
@@ -46,7 +59,8 @@ _ENV_KEEP = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_
 @dataclass
 class RunDirs:
     """The folders of one kernel: ``inbox`` (grader writes, kernel reads), ``outbox`` and ``ipc`` (kernel
-    writes), ``home`` (the kernel's scratch working folder) and ``pkg`` (the kernel's copy of rlprep)."""
+    writes), ``home`` (the kernel's working folder without bubblewrap; in the sandbox its home is a tmpfs) and
+    ``pkg`` (the kernel's copy of rlprep)."""
 
     root: Path
     inbox: Path = field(init=False)
@@ -70,6 +84,41 @@ class RunDirs:
             else:
                 os.chmod(d, 0o700)
         copy_kernel_package(self.pkg)
+
+
+def exchange_overflow(dirs: RunDirs) -> str:
+    """``""``, or what the kernel did past the limits in the folders of ``dirs`` it writes on the grader's disk
+    (the outbox, the sockets' folder and, without bubblewrap, its home): more than ``EXCHANGE_BYTES`` of disk
+    blocks or more than ``EXCHANGE_ENTRIES`` files and folders. Links are not followed."""
+    used, entries, stack = 0, 0, [dirs.outbox, dirs.ipc, dirs.home]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as found:
+                for entry in found:
+                    entries += 1
+                    if entries > EXCHANGE_ENTRIES:
+                        return (f"it made over {EXCHANGE_ENTRIES} files in the folders it shares with the grader "
+                                "(save scratch files in its home or /tmp instead)")
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    else:
+                        used += entry.stat(follow_symlinks=False).st_blocks * 512
+        except OSError:  # removed while it was read
+            continue
+        if used > EXCHANGE_BYTES:
+            return (f"it wrote over {EXCHANGE_BYTES // 2**20} MiB into the folders it shares with the grader "
+                    "(save scratch files in its home or /tmp instead)")
+    return ""
+
+
+def empty_exchange(dirs: RunDirs) -> None:
+    """Delete what the kernel left in the folders it writes on the grader's disk (the folders themselves stay)."""
+    for folder in (dirs.outbox, dirs.ipc, dirs.home):
+        for entry in list(folder.iterdir()) if folder.is_dir() else []:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
 
 def copy_kernel_package(dest: Path) -> None:
@@ -141,20 +190,36 @@ def _system_mounts() -> list[str]:
     return args
 
 
+def _link_hops(path: Path) -> list[Path]:
+    """The folders an interpreter path passes through: its own folder and that of every link it points through
+    (``.venv/bin/python`` -> ``/opt/py/bin/python3`` -> ``python3.11``), as written, not resolved."""
+    hops, seen = [Path(path).parent], set()
+    while Path(path).is_symlink() and path not in seen and len(seen) < 40:
+        seen.add(path)
+        path = Path(path).parent / os.readlink(path)
+        hops.append(Path(os.path.normpath(path)).parent)
+    return hops
+
+
 def _python_mounts() -> list[str]:
-    """The Python installation and every import path, minus what the kernel must not see."""
+    """The Python installation and every import path, minus what the kernel must not see.
+
+    Each folder is mounted at its real path; a path the grader reaches through a link (a ``.venv`` that is a
+    symbolic link, a site-packages under a linked folder) gets the same link inside the sandbox, so the
+    interpreter starts there under the very name the grader started it by.
+    """
     import rlprep
 
     package = Path(rlprep.__file__).resolve().parent
     hidden = {package.parent}  # src/ of an editable install: the whole package, builders and references
     cwd = Path.cwd().resolve()
-    roots = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent.parent]
-    for entry in sys.path:
-        p = Path(entry or ".").resolve()
-        if p.is_dir() and p != cwd and p not in hidden:
-            roots.append(p)
+    named = [Path(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix)]
+    named += _link_hops(Path(sys.executable))
+    named += [Path(entry).absolute() for entry in sys.path if entry and Path(entry).resolve() != cwd]
+    named = [p for p in named if p.is_dir() and p.resolve() not in hidden and p.resolve() != Path("/")]
+    roots = [Path(sys.executable).resolve().parent.parent, *(p.resolve() for p in named)]
     mounts, seen = [], []
-    for root in sorted({r.resolve() for r in roots if r.is_dir()}, key=lambda r: len(r.parts)):
+    for root in sorted({r for r in roots if r.is_dir()}, key=lambda r: len(r.parts)):
         if any(root == s or s in root.parents for s in seen) or root == Path("/") or root in hidden:
             continue
         if str(root).startswith(("/usr/", "/etc/")):
@@ -164,19 +229,36 @@ def _python_mounts() -> list[str]:
     # a regular install puts rlprep inside site-packages: hide it behind an empty folder
     if any(package == s or s in package.parents for s in seen) or str(package).startswith("/usr/"):
         mounts += ["--tmpfs", str(package)]
-    return mounts
+    return mounts + _links(named, seen)
+
+
+def _links(named: list[Path], mounted: list[Path]) -> list[str]:
+    """``--symlink REAL NAMED`` for every named folder whose name differs from its real path and is not already
+    inside a mounted folder (where the host's own links come along) or behind a link made here."""
+    args, made = [], []
+    for path in sorted(set(named), key=lambda p: len(p.parts)):
+        real = path.resolve()
+        inside = [*mounted, *made]
+        if path == real or any(path == m or m in path.parents for m in inside) or str(path).startswith(
+                ("/usr/", "/etc/", "/proc", "/dev")):
+            continue
+        if any(path in m.parents for m in mounted):  # a mount point lies below it: it must stay a folder
+            continue
+        args += ["--symlink", str(real), str(path)]
+        made.append(path)
+    return args
 
 
 def _parent_dirs(mounts: list[str]) -> list[str]:
     """``--perms 0755 --dir`` for every folder above a mount point, so that the unprivileged kernel can walk
     down to it (bubblewrap would otherwise create them 0700 when it runs as root)."""
-    dests = [mounts[i + 2] for i, a in enumerate(mounts) if a in ("--ro-bind", "--bind")]
+    dests = [mounts[i + 2] for i, a in enumerate(mounts) if a in ("--ro-bind", "--bind", "--symlink")]
     dests += [mounts[i + 1] for i, a in enumerate(mounts) if a == "--tmpfs"]
     parents = {str(a) for d in dests for a in Path(d).parents if str(a) != "/"}
     args = []
     for d in sorted(parents, key=lambda x: len(Path(x).parts)):
-        if not d.startswith(("/usr", "/etc", "/proc", "/dev")):
-            args += ["--perms", "0755", "--dir", d]
+        if not d.startswith(("/usr", "/etc", "/proc", "/dev")) and d not in ("/tmp", "/run", "/home", HOME):
+            args += ["--perms", "0755", "--dir", d]  # (never the tmpfs mounts: --dir would reset their mode)
     return args
 
 
@@ -190,19 +272,24 @@ def bwrap_argv(dirs: RunDirs, command: list[str], as_root: bool | None = None) -
               "--ro-bind", str(dirs.pkg), str(dirs.pkg),
               "--ro-bind", str(dirs.inbox), str(dirs.inbox),
               "--bind", str(dirs.outbox), str(dirs.outbox),
-              "--bind", str(dirs.ipc), str(dirs.ipc),
-              "--bind", str(dirs.home), HOME]
+              "--bind", str(dirs.ipc), str(dirs.ipc)]
+    scratch = ["--size", str(SCRATCH_BYTES), "--perms", "1777", "--tmpfs"]  # in memory, capped, gone with the run
+    small = ["--size", str(2**20), "--tmpfs"]  # folders that only hold mount points
     argv = [bwrap, *ns, "--die-with-parent", "--new-session", "--clearenv", *_system_mounts(),
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/home",
-            *_parent_dirs(mounts), *mounts, "--chdir", HOME]
+            "--proc", "/proc", "--dev", "/dev", "--size", str(SHM_BYTES), "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev", *scratch, "/tmp", *small, "/run", *small, "/home", *scratch, HOME,
+            *_parent_dirs(mounts), *mounts,
+            "--remount-ro", "/",  # the sandbox's own root (and the folders made in it) cannot be written either
+            "--chdir", HOME]
     for key, value in kernel_env(dirs, HOME).items():
         argv += ["--setenv", key, value]
     return [*argv, "--", *_limits_argv(), *(_drop_argv() if as_root else []), *command]
 
 
 def plain_argv(command: list[str]) -> list[str]:
-    """No sandbox: limits (and the uid drop when root, if the interpreter is reachable) only."""
-    return [*_limits_argv(), *command]
+    """No sandbox: the limits, and the uid drop when the grader is root (``refusal`` first checks that the
+    dropped uid can start the interpreter, and that the instructor switched the sandbox off on purpose)."""
+    return [*_limits_argv(), *_drop_argv(), *command]
 
 
 @functools.lru_cache(maxsize=1)
@@ -231,9 +318,60 @@ def probe() -> str:
     return "bubblewrap"
 
 
+@functools.lru_cache(maxsize=1)
+def _dropped_start() -> str:
+    """``""`` when the unprivileged uid starts this interpreter outside a sandbox, else why not (cached)."""
+    if shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed, so the uid cannot be dropped"
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="rlprep-probe-") as tmp:
+        dirs = RunDirs(Path(tmp))
+        dirs.create(SANDBOX_UID)
+        try:
+            run = subprocess.run(plain_argv([sys.executable, "-c", "import rlprep.grading.wire, numpy"]),
+                                 capture_output=True, text=True, timeout=60, cwd=dirs.home,
+                                 env=kernel_env(dirs, str(dirs.home)))
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return str(err)
+    if run.returncode != 0:
+        return (run.stderr.strip().splitlines() or [f"exit {run.returncode}"])[-1][:200]
+    return ""
+
+
+def refusal() -> RlprepError | None:
+    """Why the learner's kernel must not start here, or None.
+
+    A grader running as root never runs the learner's code as root: without bubblewrap it refuses unless
+    ``RLPREP_SANDBOX=none`` switched the sandbox off on purpose, and then it runs the code as ``SANDBOX_UID``
+    (which must be able to start the interpreter).
+    """
+    kind = probe()
+    if kind == "bubblewrap" or os.geteuid() != 0:
+        return None
+    if os.environ.get("RLPREP_SANDBOX", "").lower() != "none":
+        return RlprepError(
+            f"the grader runs as root and the sandbox is unavailable ({kind.removeprefix('none: ')}), so the "
+            "learner's code would run without one",
+            "install bubblewrap (apt-get install bubblewrap); or, to grade without a sandbox on purpose, set "
+            f"RLPREP_SANDBOX=none: the code then runs as uid {SANDBOX_UID} without capabilities, but can read "
+            "whatever that uid can read")
+    why = _dropped_start()
+    if why:
+        return RlprepError(
+            f"RLPREP_SANDBOX=none as root runs the learner's code as uid {SANDBOX_UID}, which cannot start "
+            f"{sys.executable} ({why})",
+            "install bubblewrap and unset RLPREP_SANDBOX (the sandbox mounts the interpreter for that uid), or "
+            "install Python and the course's packages where other users can read and run them")
+    return None
+
+
 def launch_argv(dirs: RunDirs, command: list[str]) -> tuple[list[str], str]:
-    """(argv, sandbox description) for starting the learner's kernel."""
+    """(argv, sandbox description) for starting the learner's kernel; raises ``refusal()``'s error."""
     kind = probe()
     if kind == "bubblewrap":
         return bwrap_argv(dirs, command), kind
+    refused = refusal()
+    if refused is not None:
+        raise refused
     return plain_argv(command), kind

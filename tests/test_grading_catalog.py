@@ -92,7 +92,7 @@ def test_value_and_grad_locally():
     ("no_reset_at_episode_end", {"test_gae_episode_end"}),
     ("dones_shifted", {"test_gae_episode_end", "test_gae_bootstrap"}),
     ("missing_lambda", {"test_gae_by_hand", "test_gae_episode_end", "test_gae_bootstrap", "test_gae_lambda_limits",
-                        "test_gae_gamma_lambda"}),
+                        "test_gae_gamma_lambda", "test_gae_shape_dtype"}),  # the float32 shape case runs the defaults
 ])
 def test_a_bug_fails_the_tests_that_name_it(lab, name, only):
     """A done-mask bug must not also fail the lambda and gamma tests (their hints would mislead)."""

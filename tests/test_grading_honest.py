@@ -105,6 +105,8 @@ UINT64_ROWS = '''def diff_bbox(img_a, img_b, threshold=0):
     if not (isinstance(img_a, np.ndarray) and isinstance(img_b, np.ndarray)) or img_a.shape != img_b.shape \\
             or img_a.dtype != np.uint8 or img_b.dtype != np.uint8 or img_a.ndim not in (2, 3) or img_a.size == 0:
         raise ValueError("need two uint8 arrays [H, W] or [H, W, C] of the same shape")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)) or threshold < 0:
+        raise ValueError("threshold must be a number >= 0")
     d = np.abs(img_a.astype(np.int16) - img_b.astype(np.int16))
     d = d.max(axis=2) if d.ndim == 3 else d
     rows = np.flatnonzero((d > threshold).any(axis=1))

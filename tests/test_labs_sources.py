@@ -5,7 +5,9 @@ and what every lab source must hold.
   (``rendered_solution``) holds the same hidden expected values, number for number, with the same points and the
   same visible code; the reference still gets full marks and every catalogued bug (and correct alternative)
   gets the same points in the same cells as it did there; the test cells added since (``ADDED``) fail exactly the
-  bugs listed for them, and every alternative and the reference pass them.
+  bugs listed for them, and every alternative and the reference pass them. A cell whose hidden part grew since
+  (``EXTENDED``, issue 33: a hidden check per contract sentence, an absolute value beside each self-consistency
+  check) starts with the builder's hidden values, unchanged, and still fails every bug it failed there.
 - labs/ holds no hidden value and no fixture.
 - Every lab: demo cells are 1-5 lines into ``rlprep.demos``; markdown quotes measured figures only through
   ``{{ results.* }}`` placeholders, and a lab whose demo module records a run quotes that record.
@@ -49,16 +51,33 @@ ADDED = {  # test cells added after the builders (issue 24): grade id -> the cat
         "test_masked_mean_edge_inputs": {"mm_ignores_mask", "mm_divides_by_numel", "mm_mean_of_row_means",
                                          "mm_no_division", "mm_inverted_mask", "mm_product_with_mask",
                                          "mm_view_flatten"},
-        "test_ppo_clip_loss_padding": {"ppo_exp_before_mask"},  # -inf log-probs in padding: 0 * NaN in the gradient
+        # -inf log-probs in padding: 0 * NaN in the gradient; and (issue 33) the clean batch's loss and gradient
+        # are the reference's, and validate=True raises
+        "test_ppo_clip_loss_padding": {"ppo_exp_before_mask"} | {"ppo_inverted_ratio", "ppo_max_not_min",
+                                                                 "ppo_mean_over_padding", "ppo_no_clipping",
+                                                                 "ppo_not_negated", "ppo_no_validation"},
     },
     "lab04_dpo": {
-        "test_slp_edge_inputs": {"slp_log_of_softmax", "slp_view_cross_entropy"},  # logits of 1e3; a transposed view
-        "test_dpo_large_margin": {"dpo_log_of_sigmoid"},  # a margin of -200 in float32
+        # logits of 1e3; a transposed view; and (issue 33) the reference's values, bfloat16 logits summed in float32
+        "test_slp_edge_inputs": {"slp_log_of_softmax", "slp_view_cross_entropy"} | {
+            "slp_double_shift", "slp_ignores_mask", "slp_keeps_low_precision", "slp_mean_not_sum", "slp_raw_logits",
+            "slp_softmax_over_time"},
+        # a margin of -200 in float32; and (issue 33) the reference's loss and gradient there
+        "test_dpo_large_margin": {"dpo_log_of_sigmoid"} | {"dpo_chosen_rejected_swapped", "dpo_sum_not_mean"},
     },
     "lab08_image_diff": {  # colour-only, large-change and column-major cases
         "test_db_hard_inputs": LAB08_DB_HARD,
         "test_robust_colour_and_large": LAB08_ROBUST_HARD,
     },
+}
+EXTENDED = {  # builder cells whose hidden part grew (issue 33): the contract sentences each checks, in its hidden part
+    "lab03_ppo_rlhf": {"test_masked_mean", "test_kl_penalized_rewards", "test_compute_gae_tokens", "test_ppo_clip_loss",
+                       "test_value_loss"},
+    "lab04_dpo": {"test_slp_gradient", "test_dpo_ln2_at_start", "test_dpo_batch_mean", "test_dpo_gradients"},
+    "lab05_grpo": {"test_ga_by_hand", "test_ga_equal_group", "test_k3_shape_nonnegative", "test_grpo_on_policy",
+                   "test_grpo_clip", "test_grpo_kl", "test_grpo_gradient", "test_diagnose_zero_loss"},
+    "lab06_importance_sampling": {"test_iw_by_hand"},
+    "lab08_image_diff": {"test_db_validation", "test_robust_noise_only", "test_robust_drift"},
 }
 DEMO_RECORDS = {  # lab -> the demo module whose --record writes the figures its text quotes
     "lab01_gae": "rlprep.demos.ppo_lambda",
@@ -113,9 +132,10 @@ def test_source_is_a_template_whose_placeholders_all_resolve(lab, rendered):
 
 def test_hidden_values_equal_the_builders(lab, rendered, built):
     before = {c.id: c for c in built.cells}
-    added = ADDED.get(lab, {})
-    assert sorted(c.id for c in rendered.cells if hidden_code(c.source) and c.id not in added) == \
-        sorted(c.id for c in built.cells if hidden_code(c.source))
+    added, extended = ADDED.get(lab, {}), EXTENDED.get(lab, set())
+    hidden_now = {c.id for c in rendered.cells if hidden_code(c.source) and c.id not in added}
+    hidden_then = {c.id for c in built.cells if hidden_code(c.source)}
+    assert hidden_then <= hidden_now and hidden_now - hidden_then <= extended, hidden_now ^ hidden_then
     tests = [c for c in rendered.cells if role(c) == "test" and c.id not in added]
     assert [c.id for c in tests] == [c.id for c in built.cells if role(c) == "test"]
     for cell in tests:
@@ -123,9 +143,13 @@ def test_hidden_values_equal_the_builders(lab, rendered, built):
         assert cell.metadata["nbgrader"]["points"] == old.metadata["nbgrader"]["points"], cell.id
         now_values = np.array([float(x) for x in NUMBER.findall(hidden_code(cell.source))])
         old_values = np.array([float(x) for x in NUMBER.findall(hidden_code(old.source))])
+        if cell.id in extended:  # the builder's values first, then the new checks'
+            assert now_values.size > old_values.size, f"{cell.id} is listed as extended but holds no new value"
+            now_values = now_values[:old_values.size]
         assert now_values.shape == old_values.shape, f"{cell.id}: the hidden block holds other values"
         np.testing.assert_allclose(now_values, old_values, rtol=1e-13, atol=0, err_msg=f"{lab} {cell.id}")
-        assert cell.source.split("### BEGIN HIDDEN TESTS")[0] == old.source.split("### BEGIN HIDDEN TESTS")[0]
+        visible_now, visible_then = (c.source.split("### BEGIN HIDDEN TESTS")[0].rstrip("\n") for c in (cell, old))
+        assert visible_now == visible_then, f"{cell.id}: the visible code changed"
 
 
 def test_reference_and_every_bug_score_as_with_the_builders_notebook(lab, rendered, built):
@@ -140,7 +164,11 @@ def test_reference_and_every_bug_score_as_with_the_builders_notebook(lab, render
         now = {gid: pts for gid, (pts, _, _) in score_in_process(rendered, fns).items()}
         old = {gid: pts for gid, (pts, _, _) in score_in_process(built, fns).items()}
         added = {gid: now.pop(gid) for gid in ADDED.get(lab, {})}
+        grown = {gid: (now.pop(gid), old.pop(gid)) for gid in EXTENDED.get(lab, set())}
         assert now == old, f"{getattr(impl, '__name__', 'the reference')}: {old} before, {now} now"
+        if name is None or impl in getattr(catalog, "ALTERNATIVES", {}).get(name, []):
+            assert all(pts_now == pts_then for pts_now, pts_then in grown.values()), grown  # still full marks
+        assert all(pts_now <= pts_then for pts_now, pts_then in grown.values()), grown  # a grown cell only adds checks
         failed = {gid for gid, pts in added.items() if pts == 0}
         expected = {gid for gid, bugs in ADDED.get(lab, {}).items() if getattr(impl, "__name__", None) in bugs}
         assert failed == expected, f"{getattr(impl, '__name__', 'the reference')} fails the added cells {failed}"

@@ -42,4 +42,7 @@ def fixtures() -> dict:
         # T = 1: the only step is also the last one, so the bootstrap and the episode end meet in it.
         "one_cut": case(r3[:1], v3[:1], np.zeros(1), 1.7, gamma=0.9, lam=0.8),
         "one_done": case(r3[:1], v3[:1], np.ones(1), 1.7, gamma=0.9, lam=0.8),
+        # the float32 rollout of the shape test, so its shapes come with values (a zeros answer has the shapes)
+        "float32": case(np.ones(7, dtype=np.float32), np.zeros(7, dtype=np.float32), np.zeros(7, dtype=np.float32),
+                        np.float32(0.5)),
     }

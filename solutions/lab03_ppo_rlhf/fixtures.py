@@ -3,7 +3,9 @@ the references in ``rlprep.algos.ppo`` on them, gradients included.
 
 The lab's hidden tests write e.g. ``masked_mean({{ x }}, {{ mask }})`` and compare with ``{{ mm }}``. ``pad`` holds the
 same batches with inf, NaN and -inf in the padding (and time-major copies, transposed back in the cell into
-non-contiguous views): a learner's answers on them must equal the same learner's answers on the clean batches.
+non-contiguous views): a learner's answers on them must equal the same learner's answers on the clean batches, and
+those the reference's (``mm``, ``mm_grad``, ``pl``, ``pg``, ...), so a constant answer cannot pass as "unchanged".
+``nan_valid`` puts a NaN at one valid token, for the ``validate`` checks.
 """
 
 from __future__ import annotations
@@ -57,18 +59,26 @@ def fixtures() -> dict:
     x_pad = torch.where(mask > 0, x, padding)  # (B, T) the same valid values as x
     pad = {"x": x_pad, "x_time_major": x_pad.T.contiguous(), "mask_time_major": mask.T.contiguous(),
            "logp_new": torch.where(mask > 0, logp_new, torch.roll(padding, 1, dims=1)),
-           "logp_old": torch.where(mask > 0, logp_old, padding)}
+           "logp_old": torch.where(mask > 0, logp_old, padding),
+           "values": torch.where(mask > 0, values, padding),  # compute_gae_tokens never reads padding values
+           "v_new": torch.where(mask > 0, v_new, padding), "v_old": torch.where(mask > 0, v_old, padding),
+           "returns": torch.where(mask > 0, returns, torch.roll(padding, 1, dims=1))}
+    nan_valid = {"logp_new": logp_new.clone(), "v_new": v_new.clone()}
+    nan_valid["logp_new"][1, 0] = nan_valid["v_new"][1, 0] = float("nan")  # row 1's first token is valid
     return {
-        "pad": pad,
-        "mask": mask, "mask2": mask2, "x": x, "mm": float(ppo.masked_mean(x, mask)),
+        "pad": pad, "nan_valid": nan_valid,
+        "mask": mask, "mask2": mask2, "x": x, "mm": float(ppo.masked_mean(x, mask)), "mm_grad": mask / mask.sum(),
         "mm2": float(ppo.masked_mean(x, mask2)),
         "score": score, "logp": logp, "ref_logp": ref_logp,
         "kl": ppo.kl_penalized_rewards(score, logp, ref_logp, mask, 0.1),
         "kl0": ppo.kl_penalized_rewards(score, logp, ref_logp, mask2, 0.0),
         "rewards": rewards, "values": values, "adv1": a1, "ret1": r1 * mask,
+        "adv_lam0": ppo.compute_gae_tokens(rewards, values, mask, gamma=0.9, lam=0.0)[0],
         "rewards2": rewards2, "values2": values2, "adv2": a2, "ret2": r2 * mask2,
         "logp_old": logp_old, "logp_new": logp_new, "adv": adv, "pl": pl, "pg": pg["logp_new"],
         "pl1": float(ppo.ppo_clip_loss(logp_new, logp_old, adv, mask2, clip_eps=0.1)),
+        "pl2": float(ppo.ppo_clip_loss(logp_new, logp_old, adv, mask2)),  # the default clip_eps
         "v_old": v_old, "v_new": v_new, "returns": returns, "vl": vl, "vg": vg["values"],
         "vl1": float(ppo.value_loss(v_new, v_old, returns, mask2, clip_range=0.1)),
+        "vl2": float(ppo.value_loss(v_new, v_old, returns, mask2)),  # the default clip_range
     }

@@ -5,7 +5,9 @@ The lab's hidden tests write ``sequence_logprobs({{ slp.logits }}, {{ slp.labels
 with ``{{ slp.full_logps }}``; ``{{ pairs_p.args }}`` is the tuple of the four log-prob tensors. ``slp.logits_big``
 (float32 logits of size 1e3), ``slp.logits_time_major`` (transposed back into a non-contiguous view in the cell) and
 ``pairs_big`` (float32 pairs with margins of +-200 after beta) are the numerically hard inputs: the cells compare a
-learner's answer on them with the same learner's answer in float64 (or on the contiguous logits).
+learner's answer on them with the same learner's answer in float64 (or on the contiguous logits), and with the
+reference's (``big_logps``, ``pairs_big.loss``), so a constant answer cannot pass as "the same in both".
+``bf16_logps`` is the reference on the logits cast to bfloat16: a float32 sum ("computed in float32 at least").
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ def pairs(seed: int) -> tuple:
     gen = torch.Generator().manual_seed(seed)
     return tuple(torch.round((-10 + 4 * torch.randn(4, generator=gen, dtype=torch.float64)) * 100) / 100
                  for _ in range(4))
+
+
+def _grad(fn, wrt: str, **kwargs) -> torch.Tensor:
+    """d fn(**kwargs) / d kwargs[wrt] (fn's value a scalar or a [1] tensor)."""
+    kwargs[wrt] = kwargs[wrt].detach().clone().requires_grad_(True)
+    fn(**kwargs).sum().backward()
+    return kwargs[wrt].grad
 
 
 def fixtures() -> dict:
@@ -40,9 +49,21 @@ def fixtures() -> dict:
                 "full_logps": sequence_logprobs(logits, labels, full),
                 "ragged_logps": sequence_logprobs(logits, labels_ragged, ragged),
                 "logits_big": logits_big,
-                "logits_time_major": logits.transpose(0, 1).contiguous()},  # (T, B, V), transposed back in the cell
-        "pairs_big": {"pc": pc, "pr": pr, "rc": rc, "rr": rr},
+                "logits_time_major": logits.transpose(0, 1).contiguous(),  # (T, B, V), transposed back in the cell
+                "big_logps": sequence_logprobs(logits_big.double(), labels_ragged, ragged),
+                "bf16_logps": sequence_logprobs(logits.to(torch.bfloat16), labels_ragged, ragged),  # float32
+                "grad_row0": _grad(sequence_logprobs, "logits", logits=logits[:1], labels=labels_ragged[:1],
+                                   mask=ragged[:1])},  # row 0: two prompt positions, three scored
+        "pairs_big": {"pc": pc, "pr": pr, "rc": rc, "rr": rr,
+                      "loss": dpo_loss(pc.double(), pr.double(), rc.double(), rr.double(), beta=0.1),
+                      "grad_pc": _grad(dpo_loss, "policy_chosen_logps", policy_chosen_logps=pc.double(),
+                                       policy_rejected_logps=pr.double(), ref_chosen_logps=rc.double(),
+                                       ref_rejected_logps=rr.double(), beta=0.1)},
         "pairs_p": {"pc": p[0], "pr": p[1], "rc": p[2], "rr": p[3],
-                    "loss_beta_01": dpo_loss(*p, beta=0.1), "loss_beta_05": dpo_loss(*p, beta=0.5)},
+                    "loss_beta_01": dpo_loss(*p, beta=0.1), "loss_beta_05": dpo_loss(*p, beta=0.5),
+                    "grad_pc": _grad(dpo_loss, "policy_chosen_logps", policy_chosen_logps=p[0],
+                                     policy_rejected_logps=p[1], ref_chosen_logps=p[2], ref_rejected_logps=p[3]),
+                    "grad_pr": _grad(dpo_loss, "policy_rejected_logps", policy_chosen_logps=p[0],
+                                     policy_rejected_logps=p[1], ref_chosen_logps=p[2], ref_rejected_logps=p[3])},
         "pairs_q": {"pc": q[0], "pr": q[1], "rc": q[2], "rr": q[3], "loss_default": dpo_loss(*q)},
     }

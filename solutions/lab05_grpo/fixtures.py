@@ -1,5 +1,6 @@
 """Hidden cases of lab05 (GRPO): three groups of five continuous rewards for ``group_advantages``, random
-log-probs for ``kl_k3``, and a ragged off-policy [4, 6] batch for ``grpo_loss`` (clip, KL, both aggregations).
+log-probs for ``kl_k3``, and a ragged off-policy [4, 6] batch for ``grpo_loss`` (clip, KL, both aggregations, the
+GSPO sequence ratio, per-token advantages, and its gradient).
 
 The lab's hidden tests write e.g. ``group_advantages({{ rewards }}, 5)`` and compare with ``{{ ga_group }}``.
 """
@@ -9,6 +10,13 @@ from __future__ import annotations
 import torch
 
 from rlprep.algos.grpo import group_advantages, grpo_loss, kl_k3
+
+
+def _grad_new(**kwargs) -> torch.Tensor:
+    """d grpo_loss / d logp_new."""
+    leaf = kwargs.pop("logp_new").detach().clone().requires_grad_(True)
+    grpo_loss(logp_new=leaf, **kwargs).backward()
+    return leaf.grad
 
 
 def fixtures() -> dict:
@@ -26,6 +34,8 @@ def fixtures() -> dict:
     ref = torch.round((old + 0.3 * torch.randn(B, T, generator=gen, dtype=torch.float64)) * 1000) / 1000
     adv = rnd(B)  # (B,)
     logp_k3, ref_k3 = rnd(3, 4, shift=-1.0), rnd(3, 4, shift=-1.0)
+    adv_tokens = rnd(B, T)  # (B, T) one advantage per token
+    rewards_eq = torch.cat([torch.full((4,), 0.7, dtype=torch.float64), rewards[:4]])  # an all-equal group first
 
     def loss(**kw) -> float:
         return float(grpo_loss(new, old, adv, mask, **kw))
@@ -42,4 +52,15 @@ def fixtures() -> dict:
         "kl_token": loss(beta=0.04, ref_logp=ref, aggregation="token"),
         "kl_sequence": loss(beta=0.04, ref_logp=ref, aggregation="sequence"),
         "default": loss(),
+        "rewards_eq": rewards_eq, "ga_eq": group_advantages(rewards_eq, 4),
+        "k3_3d": kl_k3(logp_k3.reshape(2, 3, 2), ref_k3.reshape(2, 3, 2)),
+        "on_token": float(grpo_loss(new, new, adv, mask, aggregation="token")),
+        "on_sequence": float(grpo_loss(new, new, adv, mask, aggregation="sequence")),
+        "gspo_token": loss(importance_level="sequence", aggregation="token"),
+        "gspo_sequence": loss(importance_level="sequence", aggregation="sequence", eps_low=3e-4, eps_high=4e-4),
+        "gspo_kl": loss(importance_level="sequence", aggregation="sequence", beta=0.04, ref_logp=ref),
+        "adv_tokens": adv_tokens,
+        "per_token_adv": float(grpo_loss(new, old, adv_tokens, mask, eps_low=0.2, eps_high=0.28)),
+        "grad_new": _grad_new(logp_new=new, logp_old=old, advantages=adv, mask=mask),
+        "grad_new_on_policy": _grad_new(logp_new=new, logp_old=new, advantages=adv, mask=mask),
     }

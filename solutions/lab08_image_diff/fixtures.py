@@ -92,6 +92,18 @@ def large(b):
     b[:, 3:] ^= 0x08  # columns 3..12 of 13, every row: more than half the frame
 
 
+def valid_edit(b):
+    b[2, 7, 0] ^= 0x40  # one pixel, first channel, in the top half: the valid pair of the validation test
+
+
+def sliced_case() -> dict:
+    """A strided view: rows 1.. and every other column of the random image, changed at (row 4, column 6)."""
+    a = random_image()
+    b = a.copy()
+    b[4, 6, 2] ^= 0x10
+    return {"threshold": 0, "box": diff_bbox(a[1:, ::2], b[1:, ::2], 0)}
+
+
 def colour_blob_case(seed: int, offset: float, blob: tuple, colour: tuple) -> dict:
     """A blob that moves the channels by ``colour`` times its profile; the blob's 25%-of-peak box."""
     return {"seed": seed, "offset": offset, "blob": blob, "colour": colour, "box": target_box(blob)}
@@ -125,4 +137,10 @@ def fixtures() -> dict:
         "blob1": blob_case(23, 6.0, (30, 30, 12, -35.0)),
         "blob2": blob_case(24, 0.0, (80, 120, 15, 38.0)),
         "blob3": blob_case(25, -12.0, (64, 40, 16, 36.0)),
+        "valid": diff_case(valid_edit, 0),
+        "sliced": sliced_case(),
+        # the noise-only and drift-only cells also hold a blob, so an answer that always says None loses them
+        "noise_blob": blob_case(26, 0.0, (70, 90, 14, 37.0)),
+        "drift_blob": blob_case(27, 12.0, (50, 60, 13, -36.0)),
+        "step_small": step_case(35, 0.0, (120, 40.0)),  # a step over the right quarter of the frame
     }

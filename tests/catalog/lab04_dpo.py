@@ -52,6 +52,14 @@ def slp_view_cross_entropy(logits, labels, mask):
     return -F.cross_entropy(logits.view(-1, V), targets, ignore_index=-100, reduction="none").view(B, T).sum(-1)
 
 
+def slp_keeps_low_precision(logits, labels, mask):
+    """log_softmax in the logits' own dtype: bfloat16 logits give a bfloat16 sum (8 bits of mantissa), not the
+    float32 sum the contract asks for."""
+    valid = mask.bool()
+    token = _gather(torch.log_softmax(logits, dim=-1), labels, mask)
+    return torch.where(valid, token, torch.zeros_like(token)).sum(-1)
+
+
 # dpo_loss ------------------------------------------------------------------------------------------------------
 def dpo_chosen_rejected_swapped(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps,
                                 beta=0.1):
@@ -100,7 +108,7 @@ def dpo_log_of_sigmoid(policy_chosen_logps, policy_rejected_logps, ref_chosen_lo
 
 BUGS = {
     "sequence_logprobs": [slp_mean_not_sum, slp_ignores_mask, slp_raw_logits, slp_double_shift, slp_softmax_over_time,
-                          slp_log_of_softmax, slp_view_cross_entropy],
+                          slp_log_of_softmax, slp_view_cross_entropy, slp_keeps_low_precision],
     "dpo_loss": [dpo_chosen_rejected_swapped, dpo_beta_outside, dpo_no_reference, dpo_reference_gradient,
                  dpo_sum_not_mean, dpo_reference_added, dpo_log_of_sigmoid],
 }
@@ -108,7 +116,9 @@ BUGS = {
 
 # Correct alternatives ------------------------------------------------------------------------------------------
 def alt_slp_cross_entropy(logits, labels, mask):
-    """Negative token-level cross-entropy with ignore_index=-100 on masked positions, summed per row."""
+    """Negative token-level cross-entropy with ignore_index=-100 on masked positions, summed per row (half-precision
+    logits upcast to float32 first)."""
+    logits = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
     targets = labels.masked_fill(mask == 0, -100)
     return -F.cross_entropy(logits.transpose(1, 2), targets, ignore_index=-100, reduction="none").sum(-1)
 
@@ -121,8 +131,10 @@ def alt_dpo_softplus(policy_chosen_logps, policy_rejected_logps, ref_chosen_logp
 
 
 def alt_slp_logsumexp(logits, labels, mask):
-    """logit of the label minus logsumexp over V, masked with torch.where, on a .reshape'd flat view."""
+    """logit of the label minus logsumexp over V, masked with torch.where, on a .reshape'd flat view, in float32 at
+    least."""
     B, T, V = logits.shape
+    logits = logits.to(torch.promote_types(logits.dtype, torch.float32))
     flat = logits.reshape(B * T, V)  # (B*T, V) copies when the logits are not contiguous
     safe = torch.where(mask.bool(), labels, torch.zeros_like(labels)).reshape(-1)  # (B*T,)
     token = flat.gather(1, safe[:, None])[:, 0] - torch.logsumexp(flat, dim=-1)  # (B*T,)

@@ -86,75 +86,123 @@ def k3_log_term_sign(logp, ref_logp):
 
 
 # grpo_loss -----------------------------------------------------------------------------------------------------
-def _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation, *,
-          use_max=False, detach_old=True, kl_sign=1.0, kl_reversed=False, denominator="valid", force_agg=None):
+def _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation, importance_level,
+          *, use_max=False, detach_old=True, kl_sign=1.0, kl_reversed=False, denominator="valid", force_agg=None,
+          detach_adv=True, clamp_den=True, kl_on_sequence=False, adv_per_row=False):
+    """The contract, but for the one mistake a keyword names."""
     old = logp_old.detach() if detach_old else logp_old
-    ratio = torch.exp(logp_new - old)
-    a = advantages.unsqueeze(1)
+    m = mask.to(logp_new.dtype)
+    log_ratio = (logp_new - old) * m
+    if importance_level == "sequence":  # GSPO: every token gets its row's length-normalised log-ratio
+        log_ratio = (log_ratio.sum(1, keepdim=True) / m.sum(1, keepdim=True).clamp(min=1.0)).expand_as(m)
+    ratio = torch.exp(log_ratio)
+    adv = advantages.detach() if detach_adv else advantages
+    a = adv.unsqueeze(1) if adv.ndim == 1 or adv_per_row else adv
+    a = a[..., :1] if adv_per_row and a.ndim == 3 else a
     pick = torch.max if use_max else torch.min
     per_token = -pick(ratio * a, ratio.clamp(1 - eps_low, 1 + eps_high) * a)
     if beta > 0:
-        d = (logp_new - ref_logp) if kl_reversed else (ref_logp - logp_new)
+        logp = old + log_ratio if kl_on_sequence else logp_new
+        d = (logp - ref_logp) if kl_reversed else (ref_logp - logp)
         per_token = per_token + kl_sign * beta * (torch.exp(d) - d - 1)
-    m = mask.to(per_token.dtype)
+    if per_token.ndim == 3:  # [B, T] advantages taken per row: a [B, 1, T] broadcast
+        per_token = per_token[:, 0]
+    lo = 1.0 if clamp_den else 0.0
     agg = force_agg or aggregation
     if agg == "token":
-        den = m.sum() if denominator == "valid" else torch.tensor(float(m.numel()))
+        den = m.sum().clamp(min=lo) if denominator == "valid" else torch.tensor(float(m.numel()))
         return (per_token * m).sum() / den
-    den = m.sum(1) if denominator == "valid" else torch.tensor(float(m.shape[1]))
+    den = m.sum(1).clamp(min=lo) if denominator == "valid" else torch.tensor(float(m.shape[1]))
     return ((per_token * m).sum(1) / den).mean()
 
 
 def grpo_max_not_min(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
-                     aggregation="token"):
+                     aggregation="token", importance_level="token"):
     """max instead of min in the clipped surrogate."""
-    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation, use_max=True)
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
+                 importance_level, use_max=True)
 
 
 def grpo_symmetric_clip(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
-                        aggregation="token"):
+                        aggregation="token", importance_level="token"):
     """Ignores eps_high: clips symmetrically with eps_low (no clip-higher)."""
-    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_low, beta, ref_logp, aggregation)
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_low, beta, ref_logp, aggregation, importance_level)
 
 
 def grpo_always_sequence(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
-                         aggregation="token"):
+                         aggregation="token", importance_level="token"):
     """Ignores ``aggregation``: always the per-sequence mean (GRPO), never DAPO's token-level sum."""
     return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
-                 force_agg="sequence")
+                 importance_level, force_agg="sequence")
 
 
 def grpo_mean_over_padding(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
-                           ref_logp=None, aggregation="token"):
+                           ref_logp=None, aggregation="token", importance_level="token"):
     """Denominator counts padding: divides by B*T (token) or T (sequence)."""
     return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
-                 denominator="all")
+                 importance_level, denominator="all")
 
 
 def grpo_kl_sign(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
-                 aggregation="token"):
+                 aggregation="token", importance_level="token"):
     """KL term subtracted from the loss: rewards drifting away from the reference."""
-    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation, kl_sign=-1.0)
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation, importance_level,
+                 kl_sign=-1.0)
 
 
 def grpo_kl_wrong_direction(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
-                            ref_logp=None, aggregation="token"):
+                            ref_logp=None, aggregation="token", importance_level="token"):
     """k3 with the ratio inverted (pi / pi_ref): KL in the wrong direction."""
     return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
-                 kl_reversed=True)
+                 importance_level, kl_reversed=True)
 
 
 def grpo_no_stop_gradient(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
-                          ref_logp=None, aggregation="token"):
+                          ref_logp=None, aggregation="token", importance_level="token"):
     """No stop-gradient on the old log-probs."""
     return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
-                 detach_old=False)
+                 importance_level, detach_old=False)
 
 
 def grpo_eps_swapped(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
-                     aggregation="token"):
+                     aggregation="token", importance_level="token"):
     """eps_low and eps_high swapped: clip-higher becomes clip-lower."""
-    return _grpo(logp_new, logp_old, advantages, mask, eps_high, eps_low, beta, ref_logp, aggregation)
+    return _grpo(logp_new, logp_old, advantages, mask, eps_high, eps_low, beta, ref_logp, aggregation, importance_level)
+
+
+def grpo_ignores_importance_level(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
+                                  ref_logp=None, aggregation="token", importance_level="token"):
+    """Ignores importance_level: always the token ratio, never GSPO's sequence ratio."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation, "token")
+
+
+def grpo_kl_on_sequence_logp(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
+                             ref_logp=None, aggregation="token", importance_level="token"):
+    """With importance_level="sequence", computes k3 from the smoothed log-probs logp_old + sequence log-ratio
+    instead of the real per-token logp_new."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
+                 importance_level, kl_on_sequence=True)
+
+
+def grpo_advantages_not_detached(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
+                                 ref_logp=None, aggregation="token", importance_level="token"):
+    """The advantages are not detached: a gradient flows into them (they must be constants)."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
+                 importance_level, detach_adv=False)
+
+
+def grpo_empty_mask_nan(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
+                        aggregation="token", importance_level="token"):
+    """Denominators not clamped at 1: a batch with no valid token gives 0/0 = NaN instead of 0."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
+                 importance_level, clamp_den=False)
+
+
+def grpo_advantages_always_per_row(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0,
+                                   ref_logp=None, aggregation="token", importance_level="token"):
+    """Always reads advantages as one per completion: [B, T] advantages are cut to their first token."""
+    return _grpo(logp_new, logp_old, advantages, mask, eps_low, eps_high, beta, ref_logp, aggregation,
+                 importance_level, adv_per_row=True)
 
 
 # diagnose_zero_loss --------------------------------------------------------------------------------------------
@@ -220,14 +268,43 @@ def dz_never_clipped(stats):
     return "expected"
 
 
+def dz_unexplained_is_expected(stats):
+    """A zero gradient that none of the three causes explains is called "expected" instead of raising ValueError."""
+    if stats["frac_valid_tokens"] == 0:
+        return "no_valid_tokens"
+    if stats["frac_zero_std_groups"] >= 1:
+        return "zero_advantage"
+    if stats["clip_frac"] >= 1:
+        return "all_clipped"
+    return "expected"
+
+
+def dz_beta_not_required(stats):
+    """Reads only the keys the decision uses: stats without beta or num_iterations pass unchecked."""
+    for key in ("loss", "grad_norm", "frac_zero_std_groups", "frac_valid_tokens", "clip_frac"):
+        if key not in stats:
+            raise ValueError(f"stats is missing {key}")
+    if stats["frac_valid_tokens"] == 0:
+        return "no_valid_tokens"
+    if stats["frac_zero_std_groups"] >= 1:
+        return "zero_advantage"
+    if stats["clip_frac"] >= 1:
+        return "all_clipped"
+    if stats["grad_norm"] > 0:
+        return "expected"
+    raise ValueError("grad_norm is 0 and nothing explains it")
+
+
 BUGS = {
     "group_advantages": [ga_population_std, ga_missing_eps, ga_batch_mean, ga_strided_groups, ga_none_still_divides,
                          ga_eps_in_sqrt],
     "kl_k3": [k3_wrong_direction, k3_is_k1, k3_is_k2, k3_missing_minus_one, k3_log_term_sign],
     "grpo_loss": [grpo_max_not_min, grpo_symmetric_clip, grpo_always_sequence, grpo_mean_over_padding, grpo_kl_sign,
-                  grpo_kl_wrong_direction, grpo_no_stop_gradient, grpo_eps_swapped],
+                  grpo_kl_wrong_direction, grpo_no_stop_gradient, grpo_eps_swapped, grpo_ignores_importance_level,
+                  grpo_kl_on_sequence_logp, grpo_advantages_not_detached, grpo_empty_mask_nan,
+                  grpo_advantages_always_per_row],
     "diagnose_zero_loss": [dz_wrong_order, dz_loss_zero_is_expected, dz_any_zero_std_group, dz_half_clipped,
-                           dz_any_invalid_token, dz_never_clipped],
+                           dz_any_invalid_token, dz_never_clipped, dz_unexplained_is_expected, dz_beta_not_required],
 }
 
 
@@ -254,26 +331,43 @@ def alt_k3_ratio_form(logp, ref_logp):
 
 
 def alt_grpo_explicit(logp_new, logp_old, advantages, mask, eps_low=0.2, eps_high=0.2, beta=0.0, ref_logp=None,
-                      aggregation="token"):
-    """maximum of negated terms; a row loop for the sequence aggregation."""
-    ratio = torch.exp(logp_new - logp_old.detach())
-    adv = advantages[:, None]
+                      aggregation="token", importance_level="token"):
+    """maximum of negated terms; the GSPO ratio by a row loop; a row loop for the sequence aggregation; an empty
+    batch returns 0 explicitly."""
+    valid = mask.bool()
+    if not valid.any():
+        return (logp_new * 0).sum()
+    log_ratio = (logp_new - logp_old.detach()).masked_fill(~valid, 0.0)
+    if importance_level == "sequence":
+        rows = [log_ratio[b][valid[b]].mean() if valid[b].any() else log_ratio[b, 0] * 0 for b in range(len(mask))]
+        log_ratio = torch.stack(rows)[:, None].expand_as(log_ratio)
+    ratio = torch.exp(log_ratio)
+    adv = advantages.detach()
+    adv = adv[:, None] if adv.ndim == 1 else adv
     loss = torch.maximum(-ratio * adv, -torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * adv)
     if beta:
-        loss = loss + beta * (torch.exp(ref_logp - logp_new) - (ref_logp - logp_new) - 1)
-    valid = mask.bool()
+        d = ref_logp - logp_new
+        loss = loss + beta * (torch.exp(d) - d - 1)
     if aggregation == "token":
         return loss[valid].mean()
-    return torch.stack([loss[b][valid[b]].mean() for b in range(loss.shape[0])]).mean()
+    return torch.stack([loss[b][valid[b]].mean() if valid[b].any() else loss[b, 0] * 0
+                        for b in range(loss.shape[0])]).mean()
 
 
 def alt_dz_table(stats):
-    """Same decision order written as a table of (predicate, label)."""
+    """Same decision order written as a table of (predicate, label); the keys checked with a set difference."""
+    missing = {"loss", "grad_norm", "frac_zero_std_groups", "frac_valid_tokens", "clip_frac", "beta",
+               "num_iterations"} - set(stats)
+    if missing:
+        raise KeyError(f"stats is missing {sorted(missing)}")
     rules = [(lambda s: s["frac_valid_tokens"] == 0, "no_valid_tokens"),
              (lambda s: s["frac_zero_std_groups"] == 1, "zero_advantage"),
              (lambda s: s["clip_frac"] == 1, "all_clipped"),
              (lambda s: s["grad_norm"] > 0, "expected")]
-    return next(label for rule, label in rules if rule(stats))
+    for rule, label in rules:
+        if rule(stats):
+            return label
+    raise ValueError("grad_norm is 0 and nothing explains it: look for a detached loss or a frozen model")
 
 
 ALTERNATIVES = {

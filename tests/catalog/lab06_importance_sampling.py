@@ -82,9 +82,16 @@ def ise_normalized_by_mean_weight_squared(f_values, logp_target, logp_behavior, 
     return float((w * f).sum() / (len(w) * w.sum() if self_normalized else len(w)))
 
 
+def iw_ratio_of_exps(logp_target, logp_behavior, clip=None):
+    """exp(lt) / exp(lb) instead of exp(lt - lb): right for moderate log-probs, 0 / 0 = NaN once both underflow
+    (log-probs of a few hundred nats, the log-probs of whole sequences)."""
+    w = torch.exp(logp_target) / torch.exp(logp_behavior)
+    return w if clip is None else torch.clamp(w, max=clip)
+
+
 BUGS = {
     "importance_weights": [iw_inverted, iw_clip_as_floor, iw_clip_in_log_space, iw_two_sided, iw_log_ratio,
-                           iw_ignores_clip],
+                           iw_ignores_clip, iw_ratio_of_exps],
     "is_estimate": [ise_always_ordinary, ise_inverted_weights, ise_ignores_clip, ise_no_weights, ise_normalizes_by_f,
                     ise_normalized_by_mean_weight_squared],
 }

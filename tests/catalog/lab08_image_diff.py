@@ -68,17 +68,25 @@ def db_no_shape_check(img_a, img_b, threshold=0):
 def _validated(bug):
     """The bug behind the same input checks as an honest answer, so that it loses only what the bug costs."""
     def checked(img_a, img_b, threshold=0):
-        _check_inputs(img_a, img_b)
+        _check_inputs(img_a, img_b, threshold)
         return bug(img_a, img_b, threshold)
 
     checked.__name__, checked.__doc__ = bug.__name__, bug.__doc__
     return checked
 
 
-def _check_inputs(img_a, img_b):
+def _check_inputs(img_a, img_b, threshold=0):
     if not (isinstance(img_a, np.ndarray) and isinstance(img_b, np.ndarray)) or img_a.shape != img_b.shape \
             or img_a.dtype != np.uint8 or img_b.dtype != np.uint8 or img_a.ndim not in (2, 3) or img_a.size == 0:
         raise ValueError("need two uint8 arrays [H, W] or [H, W, C] of the same shape")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)) or not threshold >= 0:
+        raise ValueError(f"threshold must be a number >= 0, got {threshold!r}")
+
+
+def db_threshold_unchecked(img_a, img_b, threshold=0):
+    """Checks the images but not the threshold: a negative or non-numeric threshold is used as it is."""
+    _check_inputs(img_a, img_b)
+    return _box(_diff(img_a, img_b) > float(threshold))
 
 
 @_validated
@@ -127,28 +135,50 @@ def db_bands_no_offset(img_a, img_b, threshold=0):
 
 
 # diff_bbox_robust ----------------------------------------------------------------------------------------------
-def dbr_exact_diff(img_a, img_b, **kwargs):
+def _check_robust(img_a, img_b, sigma=2.0, k=6.0, min_delta=6.0, min_area=20, max_drift=20.0):
+    """The contract's ValueErrors: images as for diff_bbox, parameters out of their ranges."""
+    _check_inputs(img_a, img_b)
+    if not (sigma > 0 and k > 0 and min_delta >= 0 and min_area >= 1 and max_drift >= 0):
+        raise ValueError("need sigma > 0, k > 0, min_delta >= 0, min_area >= 1, max_drift >= 0")
+
+
+def _robust_signature(method):
+    """``method(img_a, img_b)`` with the graded signature and its input checks: it loses only what it costs."""
+    def checked(img_a, img_b, sigma=2.0, k=6.0, min_delta=6.0, min_area=20, max_drift=20.0):
+        _check_robust(img_a, img_b, sigma, k, min_delta, min_area, max_drift)
+        return method(img_a, img_b)
+
+    checked.__name__, checked.__doc__ = method.__name__, method.__doc__
+    return checked
+
+
+@_robust_signature
+def dbr_exact_diff(img_a, img_b):
     """No noise handling: the exact diff box, so sensor noise alone yields a box."""
     return _box(_diff(img_a, img_b) > 0)
 
 
-def dbr_fixed_threshold_no_drift(img_a, img_b, **kwargs):
+@_robust_signature
+def dbr_fixed_threshold_no_drift(img_a, img_b):
     """Fixed threshold of 10 with no drift removal: a global brightness shift of 12 flags the whole image."""
     return _box(_diff(img_a, img_b) > 10)
 
 
-def dbr_relative_to_max(img_a, img_b, **kwargs):
+@_robust_signature
+def dbr_relative_to_max(img_a, img_b):
     """Threshold at half the largest difference: always finds 'something', even in pure noise."""
     d = _diff(img_a, img_b).astype(np.float32)
     return _box(d > 0.5 * d.max()) if d.max() > 0 else None
 
 
-def dbr_threshold_too_high(img_a, img_b, **kwargs):
+@_robust_signature
+def dbr_threshold_too_high(img_a, img_b):
     """Fixed high threshold (60): a gradual change of amplitude 40 is never found."""
     return _box(_diff(img_a, img_b) > 60)
 
 
-def dbr_drift_by_mean_no_smoothing(img_a, img_b, **kwargs):
+@_robust_signature
+def dbr_drift_by_mean_no_smoothing(img_a, img_b):
     """Removes the drift but not the noise: |d - mean(d)| > 3 without smoothing flags noise pixels."""
     d = (img_b.astype(np.float32) - img_a.astype(np.float32))
     d = d.mean(axis=2) if d.ndim == 3 else d
@@ -187,38 +217,48 @@ def _components_box(changed):
     return int(x0.min()), int(y0.min()), int(x1.max()), int(y1.max())
 
 
-def dbr_signed_channel_mean(img_a, img_b, **kwargs):
+@_robust_signature
+def dbr_signed_channel_mean(img_a, img_b):
     """Averages the signed differences over channels first: R +40 and B -40 cancel, a colour-only change is missed
     (the course's own reference had this bug, issue 24)."""
     return _robust(img_a, img_b, channels="mean")
 
 
-def dbr_whole_frame_median(img_a, img_b, **kwargs):
+@_robust_signature
+def dbr_whole_frame_median(img_a, img_b):
     """Removes the drift with the whole frame's median: when the change covers more than half the frame the median
     is the change's level, and the box returned is the unchanged part (the complement; issue 24)."""
     return _robust(img_a, img_b, background="all")
 
 
+def dbr_no_validation(img_a, img_b, sigma=2.0, k=6.0, min_delta=6.0, min_area=20, max_drift=20.0):
+    """The reference's steps without its input checks: sigma = 0 or min_area = 0 run instead of raising ValueError."""
+    if not (isinstance(img_a, np.ndarray) and isinstance(img_b, np.ndarray)):
+        raise ValueError("need numpy arrays")
+    return _robust(img_a, img_b)
+
+
 BUGS = {
     "diff_bbox": [db_xy_swapped, db_exclusive_bounds, db_uint8_wraparound, db_channel_ignored, db_border_off_by_one,
                   db_channel_mean, db_greater_equal, db_no_shape_check, db_grayscale_first, db_signed_channel_sum,
-                  db_uint64_rows, db_bands_no_offset],
+                  db_uint64_rows, db_bands_no_offset, db_threshold_unchecked],
     "diff_bbox_robust": [dbr_exact_diff, dbr_fixed_threshold_no_drift, dbr_relative_to_max, dbr_threshold_too_high,
-                         dbr_drift_by_mean_no_smoothing, dbr_signed_channel_mean, dbr_whole_frame_median],
+                         dbr_drift_by_mean_no_smoothing, dbr_signed_channel_mean, dbr_whole_frame_median,
+                         dbr_no_validation],
 }
 
 
 # Correct alternatives ------------------------------------------------------------------------------------------
 def alt_db_numpy(img_a, img_b, threshold=0):
     """Vectorized numpy with int16 differences, validation included."""
-    _check_inputs(img_a, img_b)
+    _check_inputs(img_a, img_b, threshold)
     return _box(_diff(img_a, img_b) > threshold)
 
 
 def alt_db_uint64_rows(img_a, img_b, threshold=0):
     """Threshold 0: rows compared as uint64 words on C-ordered copies, each row zero-padded to a multiple of 8
     bytes; a threshold above 0 falls back to int16 differences."""
-    _check_inputs(img_a, img_b)
+    _check_inputs(img_a, img_b, threshold)
     if threshold != 0:
         return _box(_diff(img_a, img_b) > threshold)
     h = img_a.shape[0]
@@ -237,7 +277,7 @@ def alt_db_bands(img_a, img_b, threshold=0):
     """Two row bands in two threads, each band's box shifted back by its first row, then merged."""
     from concurrent.futures import ThreadPoolExecutor
 
-    _check_inputs(img_a, img_b)
+    _check_inputs(img_a, img_b, threshold)
     half = img_a.shape[0] // 2
     bands = [(0, half), (half, img_a.shape[0])]
     with ThreadPoolExecutor(2) as pool:
@@ -249,14 +289,16 @@ def alt_db_bands(img_a, img_b, threshold=0):
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-def alt_dbr_box_filter(img_a, img_b, **kwargs):
+@_robust_signature
+def alt_dbr_box_filter(img_a, img_b):
     """A 7x7 box filter instead of a Gaussian, otherwise the reference's steps (per channel, background near 0)."""
     import cv2
 
     return _robust(img_a, img_b, smooth=lambda d: cv2.blur(np.ascontiguousarray(d), (7, 7)))
 
 
-def alt_dbr_colour_distance(img_a, img_b, **kwargs):
+@_robust_signature
+def alt_dbr_colour_distance(img_a, img_b):
     """Euclidean colour distance of the smoothed, drift-corrected channel differences; the drift is the mode of
     each channel's histogram nearest to zero; fixed level 8 (no noise estimate)."""
     import cv2

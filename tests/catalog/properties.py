@@ -2,16 +2,17 @@
 
 Each check uses seeded fixtures, plain-loop oracles (Python floats, one element at a time) and values
 worked by hand; none calls the reference implementation. The reference passes every check, and every
-bug in the catalogs fails at least one (``tests/test_algos_catalogs.py``). Lab09's checks are in
-``properties_atlas.py``.
+bug in the catalogs fails at least one (``tests/test_algos_catalogs.py``). Lab08's checks are in
+``properties_image_diff.py``, lab09's in ``properties_atlas.py``.
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
+
+from catalog.properties_image_diff import check_diff_bbox, check_diff_bbox_robust
 
 
 def _close(got, want, tol=1e-6, what="value"):
@@ -63,6 +64,7 @@ def check_masked_mean(fn):
     assert torch.isfinite(xg.grad).all() and torch.all(xg.grad[mask == 0] == 0), "gradient must be 0 on padding"
     transposed = x.T.contiguous().T, mask.T.contiguous().T  # (4, 7) views of (7, 4) tensors: not contiguous
     _close(fn(*transposed), sum(vals) / len(vals), what="masked mean of a transposed view")
+    _close(fn(x, mask.bool()), sum(vals) / len(vals), what="masked mean with a bool mask")
 
 
 def check_kl_penalized_rewards(fn):
@@ -75,6 +77,7 @@ def check_kl_penalized_rewards(fn):
         for t in range(last + 1):
             want[b, t] = -0.1 * (logp[b, t].item() - ref[b, t].item()) + (score[b].item() if t == last else 0.0)
     _close(got, want, what="per-token KL-penalized rewards")
+    assert not fn(score, logp.clone().requires_grad_(True), ref, mask, 0.1).requires_grad, "rewards must be detached"
 
 
 def _gae_oracle(rewards, values, mask, gamma, lam):
@@ -94,7 +97,10 @@ def _gae_oracle(rewards, values, mask, gamma, lam):
 
 def check_compute_gae_tokens(fn):
     mask, rewards, values = ragged_mask(), randn(4, 7, seed=3), randn(4, 7, seed=4)
-    adv, ret = fn(rewards, values, mask, gamma=0.9, lam=0.8)
+    junk = torch.tensor([float("nan"), float("inf")], dtype=torch.float64)[torch.arange(28).reshape(4, 7) % 2]
+    adv, ret = fn(rewards, torch.where(mask > 0, values, junk).requires_grad_(True), mask, gamma=0.9, lam=0.8)
+    assert not adv.requires_grad and not ret.requires_grad, "advantages and returns must be detached"
+    ret = torch.where(mask > 0, ret, values)  # padding values are never read; returns there are adv + junk
     want = _gae_oracle(rewards, values, mask, 0.9, 0.8)
     _close(adv, want, what="advantages (sum of discounted TD residuals, stopping at the last valid token)")
     _close(ret, want + values, what="returns = advantages + values")
@@ -125,9 +131,11 @@ def check_ppo_clip_loss(fn):
     _close(fn(new, old, adv, mask, 0.2), _ppo_oracle(new, old, adv, mask, 0.2), what="clipped surrogate")
     _close(fn(old, old, adv, mask, 0.2), -sum(adv[b, t].item() for b in range(4) for t in range(7) if mask[b, t])
            / mask.sum().item(), what="ratio 1: loss = -mean(A)")
-    new_g, old_g = new.clone().requires_grad_(True), old.clone().requires_grad_(True)
-    fn(new_g, old_g, adv, mask, 0.2).backward()
+    new_g, old_g, adv_g = (t.clone().requires_grad_(True) for t in (new, old, adv))
+    fn(new_g, old_g, adv_g, mask, 0.2).backward()
     assert old_g.grad is None or torch.all(old_g.grad == 0), "gradient must not flow into logp_old (stop-gradient)"
+    assert adv_g.grad is None or torch.all(adv_g.grad == 0), "gradient must not flow into the advantages"
+    _check_validation(fn, (new, old, adv, mask, 0.2), nan_at=0)
     assert new_g.grad is not None and new_g.grad.abs().sum() > 0, "gradient must flow into logp_new"
     # -inf log-probs in padding (a pad token's): the loss and the gradient are those of the clean batch
     pad_new = torch.where(mask > 0, new, torch.tensor(float("-inf"), dtype=torch.float64)).requires_grad_(True)
@@ -136,6 +144,22 @@ def check_ppo_clip_loss(fn):
     loss.backward()
     _close(loss.detach(), _ppo_oracle(new, old, adv, mask, 0.2), what="clipped surrogate with -inf in padding")
     assert torch.isfinite(pad_new.grad).all() and torch.all(pad_new.grad[mask == 0] == 0), "gradient 0 on padding"
+
+
+def _check_validation(fn, args, nan_at):
+    """validate=True (the default) raises on a NaN at a valid token and on an empty mask; validate=False does not."""
+    args = list(args)
+    clean = fn(*args)
+    bad = list(args)
+    bad[nan_at] = args[nan_at].clone()
+    bad[nan_at][0, 0] = float("nan")  # row 0 is full: a valid token
+    for inputs in (bad, args[:3] + [args[3] * 0] + args[4:]):
+        try:
+            fn(*inputs)
+        except Exception:  # noqa: BLE001 - any clear error will do
+            continue
+        raise AssertionError("validate=True must raise on a NaN at a valid token and on an empty mask")
+    _close(fn(*args, validate=False), float(clean), what="validate=False gives the same loss")
 
 
 def check_value_loss(fn):
@@ -151,6 +175,14 @@ def check_value_loss(fn):
                 total += max((v - r) ** 2, (vc - r) ** 2)
                 count += 1
     _close(fn(values, old, ret, mask, 0.2), 0.5 * total / count, what="clipped value loss")
+    junk = torch.tensor([float("nan"), float("inf")], dtype=torch.float64)[torch.arange(28).reshape(4, 7) % 2]
+    vg, og, rg = (torch.where(mask > 0, t, junk).requires_grad_(True) for t in (values, old, ret))
+    loss = fn(vg, og, rg, mask, 0.2)
+    loss.backward()
+    _close(loss.detach(), 0.5 * total / count, what="clipped value loss with inf/NaN in padding")
+    assert torch.isfinite(vg.grad).all(), "padding must never be read (NaN in the gradient)"
+    assert all(g.grad is None or torch.all(g.grad == 0) for g in (og, rg)), "old_values and returns are constants"
+    _check_validation(fn, (values, old, ret, mask, 0.2), nan_at=0)
 
 
 # lab04 ---------------------------------------------------------------------------------------------------------
@@ -177,6 +209,8 @@ def check_sequence_logprobs(fn):
                 want_big[b] += row[labels[b, t]] - top - math.log(sum(math.exp(v - top) for v in row))
     _close(fn(big, labels, mask), want_big, tol=1e-5, what="float32 logits of size 1e3")
     _close(fn(logits.transpose(0, 1).contiguous().transpose(0, 1), labels, mask), want, what="transposed logits")
+    half = fn(logits.to(torch.bfloat16), labels, mask)
+    assert half.dtype in (torch.float32, torch.float64), "bfloat16 logits: the sum must be computed in float32 at least"
 
 
 def check_dpo_loss(fn):
@@ -216,6 +250,7 @@ def check_group_advantages(fn):
         got = fn(r, G, scale=scale, eps=eps)
         assert torch.isfinite(got).all(), f"scale={scale}: a group with equal rewards must give 0, not NaN"
         _close(got, want, what=f"advantages, scale={scale}")
+    assert not fn(r.clone().requires_grad_(True), G).requires_grad, "the advantages must be detached"
 
 
 def check_kl_k3(fn):
@@ -225,13 +260,15 @@ def check_kl_k3(fn):
     _close(fn(logp, ref), want, what="k3 = exp(ref - logp) - (ref - logp) - 1")
 
 
-def _grpo_oracle(new, old, adv, mask, el, eh, beta, ref, aggregation):
+def _grpo_oracle(new, old, adv, mask, el, eh, beta, ref, aggregation, sequence_ratio=False):
     B, T = new.shape
     per = [[0.0] * T for _ in range(B)]
     for b in range(B):
+        valid = [t for t in range(T) if mask[b, t] == 1]
+        row = sum(new[b, t].item() - old[b, t].item() for t in valid) / len(valid)  # GSPO's log-ratio
         for t in range(T):
-            rho = math.exp(new[b, t].item() - old[b, t].item())
-            a = adv[b].item()
+            rho = math.exp(row if sequence_ratio else new[b, t].item() - old[b, t].item())
+            a = adv[b].item() if adv.ndim == 1 else adv[b, t].item()
             per[b][t] = -min(rho * a, min(max(rho, 1 - el), 1 + eh) * a)
             if beta > 0:
                 d = ref[b, t].item() - new[b, t].item()
@@ -254,9 +291,18 @@ def check_grpo_loss(fn):
             got = fn(new, old, adv, mask, eps_low=0.2, eps_high=0.28, beta=beta, ref_logp=ref, aggregation=aggregation)
             want = _grpo_oracle(new, old, adv, mask, 0.2, 0.28, beta, ref, aggregation)
             _close(got, want, what=f"GRPO loss, aggregation={aggregation}, beta={beta}")
-    new_g, old_g = new.clone().requires_grad_(True), old.clone().requires_grad_(True)
-    fn(new_g, old_g, adv, mask, aggregation="token").backward()
+    got = fn(new, old, adv, mask, beta=0.04, ref_logp=ref, aggregation="sequence", importance_level="sequence")
+    want = _grpo_oracle(new, old, adv, mask, 0.2, 0.2, 0.04, ref, "sequence", sequence_ratio=True)
+    _close(got, want, what="GSPO: the row's ratio for every token, k3 on the per-token log-probs")
+    per_token = randn(6, 5, seed=15)
+    _close(fn(new, old, per_token, mask), _grpo_oracle(new, old, per_token, mask, 0.2, 0.2, 0.0, ref, "token"),
+           what="[B, T] advantages, one per token")
+    for aggregation in ("token", "sequence"):
+        _close(fn(new, old, adv, mask * 0, aggregation=aggregation), 0.0, what="no valid token gives 0")
+    new_g, old_g, adv_g = (t.clone().requires_grad_(True) for t in (new, old, adv))
+    fn(new_g, old_g, adv_g, mask, aggregation="token").backward()
     assert old_g.grad is None or torch.all(old_g.grad == 0), "gradient must not flow into logp_old (stop-gradient)"
+    assert adv_g.grad is None or torch.all(adv_g.grad == 0), "gradient must not flow into the advantages"
 
 
 ZERO_LOSS_CASES = [  # (stats, expected diagnosis), one per signature plus ambiguous ones that test the order
@@ -279,6 +325,19 @@ def check_diagnose_zero_loss(fn):
     for stats, want in ZERO_LOSS_CASES:
         got = fn(dict(stats))
         assert got == want, f"stats {stats}: expected {want!r}, got {got!r}"
+    unexplained = dict(ZERO_LOSS_CASES[0][0], grad_norm=0.0)
+    try:
+        fn(unexplained)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a zero gradient that none of the three causes explains must raise ValueError")
+    for key in ("beta", "num_iterations"):
+        try:
+            fn({k: v for k, v in ZERO_LOSS_CASES[0][0].items() if k != key})
+        except Exception:  # noqa: BLE001 - any error says the key is required
+            continue
+        raise AssertionError(f"{key} is required: stats without it must raise")
 
 
 # lab06 ---------------------------------------------------------------------------------------------------------
@@ -294,6 +353,7 @@ def check_importance_weights(fn):
     w = [math.exp(a - b) for a, b in zip(lt.tolist(), lb.tolist())]
     _close(fn(lt, lb), w, what="w = exp(logp_target - logp_behavior)")
     _close(fn(lt, lb, clip=1.5), [min(x, 1.5) for x in w], what="truncated w = min(w, clip)")
+    _close(fn(lt - 800, lb - 800), w, what="log-probs near -800: the weight computed in log space")
 
 
 def check_is_estimate(fn):
@@ -318,111 +378,6 @@ def check_infonce_loss(fn):
         i2t = sum(-s[i][i] + math.log(sum(math.exp(v) for v in s[i])) for i in range(4)) / 4
         t2i = sum(-s[j][j] + math.log(sum(math.exp(s[i][j]) for i in range(4))) for j in range(4)) / 4
         _close(fn(img, txt, tau), (i2t + t2i) / 2, tol=1e-5, what=f"symmetric InfoNCE at tau={tau}")
-
-
-# lab08 ---------------------------------------------------------------------------------------------------------
-def _bbox_oracle(a, b, threshold):
-    H, W = a.shape[:2]
-    hits = []
-    for y in range(H):
-        for x in range(W):
-            pa, pb = np.atleast_1d(a[y, x]).astype(int), np.atleast_1d(b[y, x]).astype(int)
-            if max(abs(int(u) - int(v)) for u, v in zip(pa, pb)) > threshold:
-                hits.append((x, y))
-    if not hits:
-        return None
-    xs, ys = [h[0] for h in hits], [h[1] for h in hits]
-    return min(xs), min(ys), max(xs), max(ys)
-
-
-def image_diff_cases(seed=0):
-    """Small seeded (img_a, img_b, threshold) cases: borders, one channel, small differences, no change."""
-    rng = np.random.default_rng(seed)
-    cases = []
-    a = rng.integers(0, 256, (9, 13, 3), dtype=np.uint8)
-    b = a.copy(); b[0, 12, 2] ^= 0xFF; cases.append((a, b, 0))  # top-right corner, last channel only
-    b = a.copy(); b[8, 0, 1] ^= 0x10; b[3, 5, 0] ^= 0x10; cases.append((a, b, 0))  # bottom-left border
-    b = a.copy(); b[2:6, 3:4] ^= 1; cases.append((a, b, 0))  # a one-level change, non-square box
-    b = a.copy(); b[4, 7, 0] ^= 0x40; cases.append((a, b, 8))
-    b = a.copy(); b[6, 2, 1] ^= 0x10; b[1, 1, 0] ^= 0x04; cases.append((a, b, 8))  # one channel by 16: max, not mean
-    c = np.full((6, 8, 3), 5, np.uint8); d = c.copy(); d[2, 3] = 3; d[4, 6] = 200; cases.append((c, d, 8))  # 5-3
-    c = np.full((6, 8), 100, np.uint8); d = c.copy(); d[1, 2] = 108; d[5, 7] = 109  # gray; > not >=
-    cases.append((c, d, 8))
-    cases.append((a, a.copy(), 0))  # nothing differs
-    m = rng.integers(60, 190, (9, 13, 3), dtype=np.uint8)
-    n = m.copy(); n[2:5, 4:9, 0] += 40; n[2:5, 4:9, 2] -= 40; cases.append((m, n, 30))  # colour only: R +40, B -40
-    n = m.copy(); n[6:8, 1:3, 2] += 40; cases.append((m, n, 30))  # the blue channel alone
-    b = a.copy(); b[:, 3:] ^= 0x08; cases.append((a, b, 0))  # more than half the frame
-    g = rng.integers(0, 256, (16, 8), dtype=np.uint8); h = g.copy(); h[3, 5] ^= 0x20; h[12, 1] ^= 1
-    cases.append((g.T, h.T, 0))  # transposed views: rows of 16 bytes, not C-contiguous
-    cases.append((np.asfortranarray(a), np.asfortranarray(b), 0))  # column-major colour images
-    return cases
-
-
-def check_diff_bbox(fn):
-    for a, b, threshold in image_diff_cases():
-        got = fn(a, b, threshold)
-        want = _bbox_oracle(a, b, threshold)
-        assert got == want, f"shape {a.shape}, threshold {threshold}: expected {want}, got {got}"
-    for bad in [(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 5, 3), np.uint8)),
-                (np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32)),
-                (np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.uint8))]:
-        try:
-            fn(*bad)
-        except ValueError:
-            continue
-        raise AssertionError(f"expected ValueError for shapes {bad[0].shape}/{bad[1].shape} dtypes {bad[0].dtype}")
-
-
-ROBUST_TOLERANCE = 3  # pixels: each edge of the found box within this distance of the blob's >= 25% box
-
-
-def robust_cases(seed=0, H=120, W=160):
-    """(img_a, img_b, expected) cases: noise only, global drift, soft-edged blobs with noise and drift."""
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[0:H, 0:W]
-    base = (60 + 80 * (xx / W) + 40 * np.sin(yy / 9.0))[..., None].repeat(3, axis=2)  # (H, W, 3) smooth scene
-
-    def shot(offset=0.0, blob=None):
-        img = base + offset + rng.normal(0, 3.0, base.shape)
-        if blob is not None:
-            img = img + blob[..., None]
-        return np.clip(np.rint(img), 0, 255).astype(np.uint8)
-
-    def soft_blob(cy, cx, radius, amp):  # raised cosine: soft edges, support of the given radius
-        r = np.hypot(yy - cy, xx - cx) / radius
-        return amp * np.where(r < 1, 0.5 * (1 + np.cos(np.pi * r)), 0.0)
-
-    def box(blob, level):
-        ys, xs = np.nonzero(blob >= level * blob.max())
-        return int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())
-
-    b1, b2 = soft_blob(50, 90, 18, 40.0), soft_blob(30, 30, 12, -35.0)
-    colour = shot().astype(np.float64)
-    colour[..., 0] += b1
-    colour[..., 2] -= b1  # R +40, B -40: the grey level barely moves
-    step = np.zeros((H, W))
-    step[:, 60:] = 40.0  # the right 62% of the frame
-    return [
-        (shot(), np.clip(np.rint(colour), 0, 255).astype(np.uint8), box(b1, 0.25)),
-        (shot(), shot(offset=6.0, blob=step), (60, 0, W - 1, H - 1)),
-        (shot(), shot(), None),
-        (shot(), shot(offset=12.0), None),
-        (shot(), shot(offset=-8.0, blob=b1), box(b1, 0.25)),
-        (shot(), shot(blob=np.abs(b2)), box(np.abs(b2), 0.25)),
-        (shot(), shot(offset=6.0, blob=b2), box(np.abs(b2), 0.25)),
-    ]
-
-
-def check_diff_bbox_robust(fn):
-    for i, (a, b, want) in enumerate(robust_cases()):
-        got = fn(a, b)
-        if want is None:
-            assert got is None, f"case {i}: noise/drift only must give None, got {got}"
-        else:
-            assert got is not None, f"case {i}: the soft blob at {want} was missed"
-            err = max(abs(g - w) for g, w in zip(got, want))
-            assert err <= ROBUST_TOLERANCE, f"case {i}: box {got} is {err} px from {want} (tol. {ROBUST_TOLERANCE})"
 
 
 CHECKS = {

@@ -55,16 +55,34 @@ def defined_functions(source: str) -> list[str]:
 
 
 class AnswerCellError(LearnerCallError):
-    """A graded function is missing because the cell that defines it did not compile: the test reports the
-    cell's SyntaxError (``ename``) and its line instead of "not defined"."""
+    """A graded function is missing because the cell that defines it did not compile, or stopped before its
+    ``def`` (it raised, timed out, ended the kernel): the test reports the cell's error (``ename``: SyntaxError,
+    PermissionError, ...) instead of "not defined"."""
 
-    def __init__(self, ename: str, message: str):
-        super().__init__(message)
+    def __init__(self, ename: str, message: str, public: str | None = None):
+        super().__init__(message, public)
         self.ename = ename
 
 
 COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 _AT_LINE = re.compile(r"^(?P<msg>.*) \([^()]*, line (?P<line>\d+)\)$", re.S)
+
+
+def cell_error(name: str, run) -> tuple[str, str, str]:
+    """(ename, message, public) of a test calling ``name`` when the learner cell that defines it stopped before
+    the ``def`` ran (``run``: its ``CellRun``). A hidden part shows ``public``: no message of the learner's, and a
+    builtin exception type only (a class the learner named could spell out what a hidden call passed it)."""
+    where = f"the answer cell that defines {name} stopped there, so {name} is not defined"
+    if run.status == "timeout":
+        return "CellTimeout", f"the answer cell that defines {name} did not finish in time: {name} is not defined", \
+            f"the answer cell that defines {name} did not finish in time"
+    if run.status == "died":
+        return "KernelDied", f"the answer cell that defines {name} ended the kernel: {name} is not defined", \
+            f"the answer cell that defines {name} ended the kernel"
+    known = getattr(builtins, run.ename, None)
+    if isinstance(known, type) and issubclass(known, BaseException):
+        return run.ename, f"{run.evalue} ({where})", where
+    return "AnswerCellError", f"{run.ename}: {run.evalue} ({where})", where
 
 
 def compile_error_message(source: str, name: str, evalue: str) -> str:
@@ -165,7 +183,7 @@ class IsolatedRunner:
         self._forwarded: list[str] = []
         self._hidden = False  # a hidden part of a test is running: what its calls print is not forwarded
         self._kernel_checks: set[str] = set()  # what the running test relies on the kernel to report
-        self.uncompiled: dict[str, tuple[str, str]] = {}  # function name -> (ename, message) of its broken cell
+        self.uncompiled: dict[str, tuple] = {}  # function name -> AnswerCellError's arguments, of its broken cell
 
     @classmethod
     def trusting(cls, nb, **kwargs) -> "IsolatedRunner":
@@ -252,12 +270,15 @@ class IsolatedRunner:
         return run
 
     def _note_compile_error(self, cell, run) -> None:
-        """Remember which functions a learner cell failed to define because it did not compile (a later cell
-        that defines one cleanly clears it)."""
+        """Remember which functions a learner cell failed to define because it did not compile or stopped early
+        (``cell_error``); a later cell that defines one cleanly clears it. Used only when a call then finds the
+        function undefined: a cell that stopped after its ``def`` defined it."""
         for name in def_names(cell.source):
             if run.status == "error" and run.ename in COMPILE_ERRORS:
                 self.uncompiled[name] = (run.ename, compile_error_message(cell.source, name, run.evalue))
-            elif run.status == "ok":
+            elif run.status != "ok":
+                self.uncompiled[name] = cell_error(name, run)
+            else:
                 self.uncompiled.pop(name, None)
 
     @staticmethod
@@ -351,7 +372,8 @@ def _hidden_runs(source: str) -> list[tuple[list[str], bool]]:
 def split_hidden(source: str) -> list[tuple[str, bool]]:
     """[(code, hidden)] of a test cell, in order: the visible part, the hidden block, the rest (one pair more per
     further block). The marker lines (``### BEGIN/END HIDDEN TESTS``) belong to no part, so each part compiles on
-    its own. The one splitter of hidden tests in the project: ``hidden_code`` and ``released_source`` use it."""
+    its own. ``hidden_code`` uses it; ``released_source`` reads the same runs line by line (``_hidden_runs``, the one
+    splitter of hidden tests in the project)."""
     return [("\n".join(lines), hidden) for lines, hidden in _hidden_runs(source)]
 
 

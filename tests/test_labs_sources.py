@@ -234,3 +234,17 @@ def test_a_placeholder_indexes_a_recorded_per_seed_list():
     assert templating.render_text(text, values, code=False, where="cell x") == "KL 17.46, 0.42"
     with pytest.raises(Exception, match="kl_seeds.3"):
         templating.render_text("{{ results.sweep.kl_seeds.3 }}", values, code=False, where="cell x")
+
+
+def test_grading_doc_lists_every_graded_cell_of_every_lab():
+    """docs/grading.md's per-lab table of contract sentences names each lab's graded cells, and no other."""
+    text = (ROOT / "docs" / "grading.md").read_text()
+    section = text.split("### Each lab's graded properties", 1)[1].split("\n## ", 1)[0]
+    for name in ALL_LABS:
+        number = int(name[3:5])
+        block = section.split(f"**Lab {number}, ", 1)[1].split("\n**Lab ", 1)[0]
+        graded = {c.metadata["nbgrader"]["grade_id"] for c in source(name).cells
+                  if c.get("metadata", {}).get("nbgrader", {}).get("grade")}
+        named = set(re.findall(r"`(test_\w+)`", block)) | {gid for gid in graded if re.search(
+            rf"`{re.escape(gid.rsplit('_', 1)[0])}_\*`", block)}
+        assert named == graded, f"{name}: not in the table {graded - named}, not a graded cell {named - graded}"

@@ -166,7 +166,7 @@ def cispo_always_lower_bound(logp_new, logp_old, advantages, mask, eps_high=4.0,
 
 def cispo_symmetric_default_low(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0,
                                 ref_logp=None):
-    """eps_low=None falls back to eps_high (a symmetric clip): a lower bound 1 - eps_high that binds once eps_high < 1."""
+    """eps_low=None falls back to eps_high (a symmetric clip): a lower bound 1 - eps_high, binding once eps_high < 1."""
     _, clipped = _cispo_weight(logp_new, logp_old, mask, eps_high, eps_high if eps_low is None else eps_low)
     per_token = -clipped.detach() * advantages.detach().unsqueeze(1) * logp_new + _k3(logp_new, ref_logp, beta)
     return (per_token * mask).sum() / mask.sum()

@@ -94,7 +94,7 @@ def check_simpo_loss(fn):
         _close(fn(pc, pr, lc, lr, beta=beta, gamma=gamma), want, what=f"SimPO loss, beta={beta}, gamma={gamma}")
     # float32, z = 2 * (-200 - 0) - 0.5 = -400.5: -log sigma(z) = 400.5 (log(sigmoid(z)) is log 0 = -inf here)
     big = fn(torch.tensor([-200.0]), torch.tensor([0.0]), torch.tensor([1]), torch.tensor([1]))
-    assert torch.isfinite(big) and abs(float(big) - 400.5) < 1e-3, "a margin of -400 in float32 must give 400.5, not inf"
+    assert torch.isfinite(big) and abs(float(big) - 400.5) < 1e-3, "a margin of -400 in float32 gives 400.5, not inf"
 
 
 ATLAS_CHECKS = {

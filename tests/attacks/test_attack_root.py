@@ -10,8 +10,9 @@ import pytest
 
 from harness import grade, submission
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not (shutil.which("setpriv") and shutil.which("prlimit")),
-                                reason="the root grader's uid drop needs root, setpriv and prlimit")
+needs_drop = pytest.mark.skipif(not (shutil.which("setpriv") and shutil.which("prlimit")),
+                                reason="the root grader's uid drop needs setpriv and prlimit")
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="a root grader's refusal is tested as root")
 
 # Leaves a file where only root can write (the test's own folder, mode 0700) and reports the uid it ran as.
 WHOAMI = """
@@ -35,6 +36,8 @@ def _without_bwrap(tmp_path, env: dict) -> dict:
     return {**env, "PATH": str(bin_dir)}
 
 
+@needs_drop
+@as_root
 def test_root_without_a_sandbox_refuses_to_run_learner_code(tmp_path, env):
     os.chmod(tmp_path, 0o700)
     mark = tmp_path / "ran-as-root"
@@ -45,6 +48,8 @@ def test_root_without_a_sandbox_refuses_to_run_learner_code(tmp_path, env):
     assert "as root" in graded.stderr and "RLPREP_SANDBOX=none" in graded.stderr
 
 
+@needs_drop
+@as_root
 def test_root_with_the_sandbox_switched_off_runs_learner_code_unprivileged(tmp_path, env):
     from rlprep.grading.sandbox import SANDBOX_UID
 
@@ -60,6 +65,7 @@ def test_root_with_the_sandbox_switched_off_runs_learner_code_unprivileged(tmp_p
         assert f"uid={SANDBOX_UID}" in graded.messages()["test_gae_by_hand"], graded.report
 
 
+@needs_drop
 def test_plain_argv_drops_the_uid_when_root(monkeypatch):
     from rlprep.grading import sandbox
 
@@ -68,3 +74,27 @@ def test_plain_argv_drops_the_uid_when_root(monkeypatch):
     assert argv[-3:] == ["python", "-c", "pass"]
     assert f"--reuid={sandbox.SANDBOX_UID}" in argv and "--inh-caps=-all" in argv
     assert argv.index(f"--reuid={sandbox.SANDBOX_UID}") < argv.index("python")
+
+
+@needs_drop
+def test_refusal_covers_every_root_case_without_a_sandbox(monkeypatch, tmp_path):
+    from rlprep.errors import RlprepError
+    from rlprep.grading import sandbox
+
+    monkeypatch.setattr(sandbox, "probe", lambda: "none: bubblewrap is not installed")
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    monkeypatch.delenv("RLPREP_SANDBOX", raising=False)
+    assert sandbox.refusal() is None  # a learner's own machine: their code, their uid
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
+    refused = sandbox.refusal()
+    assert isinstance(refused, RlprepError) and "RLPREP_SANDBOX=none" in refused.fix
+    dirs = sandbox.RunDirs(tmp_path)
+    with pytest.raises(RlprepError):
+        sandbox.launch_argv(dirs, ["python"])
+    monkeypatch.setenv("RLPREP_SANDBOX", "none")
+    monkeypatch.setattr(sandbox, "_dropped_start", lambda: "setpriv: failed to execute python: Permission denied")
+    assert f"uid {sandbox.SANDBOX_UID}, which cannot start" in sandbox.refusal().problem
+    monkeypatch.setattr(sandbox, "_dropped_start", lambda: "")
+    assert sandbox.refusal() is None
+    argv, kind = sandbox.launch_argv(dirs, ["python"])
+    assert kind.startswith("none: ") and argv[argv.index("python") - 1] == "--" and "--bounding-set=-all" in argv

@@ -301,6 +301,8 @@ def probe() -> str:
         return f"none: bubblewrap needs Linux (this is {sys.platform})"
     if shutil.which("bwrap") is None:
         return "none: bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        return "none: setpriv (util-linux) is not installed, so the kernel could not drop root"
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="rlprep-probe-") as tmp:

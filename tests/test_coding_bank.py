@@ -5,6 +5,8 @@ with a library counterpart is checked against it; the loader names the file and 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rlprep.coding import sources
@@ -52,6 +54,8 @@ def test_bank_covers_every_topic_with_bilingual_statements():
         assert [r.name for r in p.retests] == ["day2", "day7"]
         for text in (p.title, p.statement, p.contract, p.notes):
             assert any("\u4e00" <= ch <= "\u9fff" for ch in text.zh), (p.slug, text.zh[:40])
+            assert not re.search(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef] [\u4e00-\u9fff]", text.zh), \
+                (p.slug, "a space between Chinese characters: a folded YAML line break?", text.zh[:60])
 
 
 def test_a_malformed_problem_names_its_file_and_field(tmp_path):

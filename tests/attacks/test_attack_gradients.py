@@ -9,7 +9,7 @@ lists those properties as checked in the learner's process.
 
 from __future__ import annotations
 
-from labs import ROOT, graded_cells, passed, shown
+from lab_grading import ROOT, graded_cells, passed, shown
 
 from rlprep.grading.executor import KERNEL_NOTE_MARK, kernel_side_checks
 

@@ -3,7 +3,7 @@ type name) or prints them, so that the report or the feedback shows them."""
 
 from __future__ import annotations
 
-from labs import error, graded_cells, passed, plain_reference, shown
+from lab_grading import error, graded_cells, passed, plain_reference, shown
 
 HIDDEN_ONLY = ("test_gae_bootstrap", "test_gae_lambda_limits", "test_gae_gamma_lambda")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from labs import error, graded_cells, passed
+from lab_grading import error, graded_cells, passed
 
 from rlprep.grading import asserts
 from rlprep.grading.executor import score_in_process

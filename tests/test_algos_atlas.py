@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 import torch
 
+import rlprep.algos
 from rlprep.algos.distill_losses import DISTILL_LOSSES
 from rlprep.algos.pg_losses import PG_ADVANTAGES, PG_LOSSES
 from rlprep.algos.preference_losses import PREFERENCE_LOSSES, preference_loss
@@ -104,3 +108,31 @@ def test_bad_shapes_and_values_are_value_errors():
         PREFERENCE_LOSSES["orpo"](torch.zeros(2), torch.zeros(2), torch.ones(2), torch.ones(2), torch.tensor(1.0))
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         DISTILL_LOSSES["gkd_jsd"](torch.zeros(1, 2, 3), torch.zeros(1, 2, 3), torch.ones(1, 2), beta=1.5)
+
+
+def _k3_expressions(tree) -> list[int]:
+    """Line numbers of every ``exp(x) - x - 1`` (or ``expm1(x) - x``) in a module, whatever x is called."""
+    def is_exp_of(node, name):
+        return isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == name
+
+    lines = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)):
+            continue
+        left, right = node.left, node.right
+        if isinstance(right, ast.Constant) and right.value == 1 and isinstance(left, ast.BinOp) \
+                and isinstance(left.op, ast.Sub) and is_exp_of(left.left, "exp") \
+                and ast.dump(left.left.args[0]) == ast.dump(left.right):
+            lines.append(node.lineno)  # exp(x) - x - 1
+        elif is_exp_of(left, "expm1") and ast.dump(left.args[0]) == ast.dump(right):
+            lines.append(node.lineno)  # expm1(x) - x
+    return lines
+
+
+def test_k3_is_written_once_in_algos():
+    """One source per formula: the k3 KL is ``kl_k3``; every loss with a KL term calls it (issue 34)."""
+    algos = Path(rlprep.algos.__file__).parent
+    found = {path.name: _k3_expressions(ast.parse(path.read_text())) for path in sorted(algos.glob("*.py"))}
+    assert {name: lines for name, lines in found.items() if lines} == {"grpo.py": found["grpo.py"]}
+    assert len(found["grpo.py"]) == 1
+    assert _k3_expressions(ast.parse("def f(a, b):\n    r = b - a\n    return torch.exp(r) - r - 1\n")) == [3]

@@ -67,8 +67,8 @@ def _pg_batch(spread, seed=0):
 
 # name -> (TRL loss_type, TRL keyword arguments, our keyword arguments, log-ratio spread)
 TRL_PG = {
-    "grpo": ("grpo", dict(eps_low=0.2, eps_high=0.2), dict(eps=0.2), 0.4),
-    "dr_grpo": ("dr_grpo", dict(eps_low=0.2, eps_high=0.2), dict(eps=0.2), 0.4),
+    "grpo": ("grpo", dict(eps_low=0.2, eps_high=0.2), dict(eps_low=0.2, eps_high=0.2), 0.4),
+    "dr_grpo": ("dr_grpo", dict(eps_low=0.2, eps_high=0.2), dict(eps_low=0.2, eps_high=0.2), 0.4),
     "dapo": ("dapo", dict(eps_low=0.2, eps_high=0.28), dict(eps_low=0.2, eps_high=0.28), 0.4),
     "gspo": ("grpo", dict(eps_low=3e-4, eps_high=4e-4, importance_sampling_level="sequence"), {}, 4e-4),
     "cispo": ("cispo", dict(eps_low=0.2, eps_high=1.2), dict(eps_high=0.2), 0.4),

@@ -11,10 +11,12 @@ import pytest
 import torch
 
 from rlprep.algos.grpo import group_advantages, grpo_loss
+from rlprep.algos.pg_losses import PG_LOSSES
 from rlprep.demos.grpo import softmax_entropy
 from rlprep.trainers.sequences import logprobs_and_entropy
 
 F64 = torch.float64
+KL_VARIANTS = ("grpo", "dr_grpo", "dapo", "cispo", "sapo")  # the PG_LOSSES entries with a k3 term
 
 
 def _padded(fill: float):
@@ -49,6 +51,12 @@ def _assert_padding_never_counts(loss_fn):
 def test_grpo_loss_with_kl_ignores_minus_inf_padding(aggregation):
     _assert_padding_never_counts(lambda new, old, adv, mask, ref: grpo_loss(
         new, old, adv, mask, beta=0.04, ref_logp=ref, aggregation=aggregation))
+
+
+@pytest.mark.parametrize("name", KL_VARIANTS)
+def test_every_kl_variant_ignores_minus_inf_padding(name):
+    _assert_padding_never_counts(lambda new, old, adv, mask, ref: PG_LOSSES[name](
+        new, old, adv, mask, beta=0.04, ref_logp=ref))
 
 
 def _masked_logits():

@@ -49,7 +49,7 @@ def _reward_trend(history: History, k: int = 4) -> tuple[float, float]:
 def test_config_validation_names_the_fix():
     with pytest.raises(ValueError, match="group_size must be >= 2"):
         GRPOConfig(group_size=1)
-    with pytest.raises(ValueError, match="aggregation must be one of"):
+    with pytest.raises(ValueError, match="aggregation must be None or one of"):
         GRPOConfig(aggregation="tokens")
     with pytest.raises(ValueError, match="importance_level"):
         GRPOConfig(importance_level="seq")

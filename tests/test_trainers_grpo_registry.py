@@ -1,4 +1,5 @@
-"""GRPOTrainer with ``loss_type``: the loss and the baseline come from the atlas registries by name (no if/elif)."""
+"""GRPOTrainer with ``loss_type``: the loss and the baseline come from the atlas registries by name (no if/elif), every
+registry entry takes the same keywords, and a setting the chosen variant would ignore is refused (error:/fix:)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import pytest
 import torch
 
 from rlprep.algos import pg_losses
+from rlprep.algos.grpo import grpo_loss
+from rlprep.profiles import PROFILES
 from rlprep.tinyworld import load_policy
-from rlprep.trainers.grpo import GRPOConfig, train_grpo
-from rlprep.trainers.grpo_update import registry_advantages, registry_loss
+from rlprep.trainers.grpo import GRPOConfig, loss_choice, train_grpo
 
 F64 = torch.float64
 
@@ -29,28 +31,67 @@ def _batch():
     return new, old, torch.tensor([1.0, -0.5, 0.25, -1.0], dtype=F64), mask
 
 
-def test_registry_loss_is_the_registry_function_with_its_own_knobs():
+def test_every_registry_entry_takes_the_same_keywords_and_refuses_what_it_ignores():
     new, old, adv, mask = _batch()
-    # the caller's GRPO knobs are not passed on: Dr. GRPO keeps eps 0.2 and divides by the given max_length
-    got = registry_loss("dr_grpo", max_length=8)(new, old, adv, mask, eps_low=0.0, eps_high=5.0, aggregation="sequence")
-    assert torch.equal(got, pg_losses.dr_grpo_loss(new, old, adv, mask, max_length=8))
     ref = old + 0.1
-    got = registry_loss("cispo")(new, old, adv, mask, beta=0.04, ref_logp=ref)
-    assert torch.equal(got, pg_losses.cispo_loss(new, old, adv, mask, beta=0.04, ref_logp=ref))
-    rewards = torch.tensor([1.0, 0.0, 0.0, 1.0, 2.0, 2.0], dtype=F64)
-    assert torch.equal(registry_advantages("rloo")(rewards, 3, scale="group"),
-                       pg_losses.leave_one_out_advantages(rewards, 3))
-    with pytest.raises(ValueError, match="no KL term"):
-        registry_loss("gspo")(new, old, adv, mask, beta=0.04, ref_logp=ref)
-    with pytest.raises(ValueError, match="choose one of"):
-        registry_loss("dr_grpo2")
+    shared = dict(eps_low=None, eps_high=None, beta=0.0, ref_logp=None, max_length=8)
+    for name, loss in pg_losses.PG_LOSSES.items():  # one call shape for all; None keeps the variant's own settings
+        assert torch.isfinite(loss(new, old, adv, mask, **shared)), name
+        variant = pg_losses.PG_VARIANTS[name]
+        if "eps_low" in variant.settings:
+            assert loss(new, old, adv, mask, eps_low=0.05, eps_high=0.05) != loss(new, old, adv, mask), name
+        else:
+            with pytest.raises(ValueError, match=f"the {name} loss has no eps_low"):
+                loss(new, old, adv, mask, eps_low=0.2)
+        if variant.kl_mean is None:
+            with pytest.raises(ValueError, match=f"the {name} loss has no beta"):
+                loss(new, old, adv, mask, beta=0.04, ref_logp=ref)
+        else:
+            assert loss(new, old, adv, mask, beta=0.04, ref_logp=ref) != loss(new, old, adv, mask), name
+    # max_length is a fact of the batch: Dr. GRPO divides by it, the others do not read it
+    assert torch.equal(pg_losses.PG_LOSSES["dr_grpo"](new, old, adv, mask, max_length=8),
+                       pg_losses.dr_grpo_loss(new, old, adv, mask, max_length=8))
+    assert torch.equal(pg_losses.PG_LOSSES["dapo"](new, old, adv, mask, max_length=8),
+                       pg_losses.PG_LOSSES["dapo"](new, old, adv, mask))
 
 
-def test_config_refuses_an_unknown_variant_and_a_kl_the_variant_lacks():
+def test_each_variants_defaults_are_its_surrogates_signature():
+    import inspect
+
+    for name, variant in pg_losses.PG_VARIANTS.items():
+        params = inspect.signature(variant.surrogate).parameters
+        assert set(variant.settings) <= set(params), name
+        if variant.clip is not None:  # the clip the statistic assumes is the one the loss applies by default
+            assert (params["eps_low"].default, params["eps_high"].default) == variant.clip[1:], name
+    grpo_params = inspect.signature(grpo_loss).parameters  # grpo_loss's own clip is GRPO's
+    assert (grpo_params["eps_low"].default, grpo_params["eps_high"].default) == pg_losses.PG_VARIANTS["grpo"].clip[1:]
+
+
+def test_config_refuses_an_unknown_variant_and_every_setting_the_variant_ignores():
     with pytest.raises(ValueError, match=r"loss_type must be None or one of \[.*'cispo'"):
         GRPOConfig.for_profile("smoke", loss_type="cispo2")
-    with pytest.raises(ValueError, match="the rloo loss has no KL term: set beta=0"):
+    with pytest.raises(ValueError, match=r"the rloo loss has no beta and would ignore it: set beta=0"):
         GRPOConfig.for_profile("smoke", loss_type="rloo", beta=0.04)
+    with pytest.raises(ValueError, match=r"the reinforce loss has no eps_low or eps_high .* set eps_low=None and "):
+        GRPOConfig.for_profile("smoke", loss_type="reinforce", eps_low=0.1, eps_high=0.3)
+    for knob, value in (("aggregation", "token"), ("importance_level", "sequence"), ("scale_rewards", "none")):
+        with pytest.raises(ValueError, match=f"loss_type='gspo' has its own {knob} and would ignore yours: "
+                                             f"set {knob}=None"):
+            GRPOConfig.for_profile("smoke", loss_type="gspo", **{knob: value})
+    # what a variant has is passed on: GSPO's clip from the config, the gpu profile's clip-higher dropped
+    cfg = GRPOConfig.for_profile("smoke", loss_type="gspo", eps_low=1e-3)
+    assert loss_choice(cfg)[3] == pg_losses.ClipRange("sequence", 1e-3, 4e-4)
+    assert GRPOConfig.for_profile(PROFILES["gpu"]).eps_high == 0.28  # the gpu budget clips higher, a variant drops it
+    assert GRPOConfig.for_profile(PROFILES["gpu"], loss_type="reinforce").eps_high is None
+
+
+def test_rlprep_train_refuses_an_ignored_setting_with_error_and_fix(rlprep_home, capsys):
+    from rlprep.cli import main
+
+    assert main(["train", "grpo", "--profile", "smoke", "--set", "loss_type=sapo", "--set", "eps_high=0.28"]) == 2
+    err = capsys.readouterr().err
+    assert "error: GRPOConfig: the sapo loss has no eps_high and would ignore it: set eps_high=None" in err
+    assert "fix: " in err
 
 
 @pytest.mark.parametrize("name", ["dr_grpo", "cispo"])

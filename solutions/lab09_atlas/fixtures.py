@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from rlprep.algos.pg_losses import cispo_loss, dr_grpo_loss, leave_one_out_advantages
+from rlprep.algos.pg_losses import PG_LOSSES, cispo_loss, dr_grpo_loss, leave_one_out_advantages
 from rlprep.algos.preference_losses import ipo_loss, simpo_loss
 
 
@@ -57,12 +57,12 @@ def fixtures() -> dict:
         "pg": {"new": new, "old": old, "ref": ref, "adv": adv, "mask": mask},
         "dr": {"default": float(dr_grpo_loss(new, old, adv, mask)),
                "max_length_10": float(dr_grpo_loss(new, old, adv, mask, max_length=10)),
-               "eps_03": float(dr_grpo_loss(new, old, adv, mask, eps=0.3)),
-               "kl": float(dr_grpo_loss(new, old, adv, mask, beta=0.04, ref_logp=ref)),
+               "eps_03": float(dr_grpo_loss(new, old, adv, mask, eps_low=0.3, eps_high=0.3)),
+               "kl": float(PG_LOSSES["dr_grpo"](new, old, adv, mask, beta=0.04, ref_logp=ref)),  # the registry's KL
                "grad_new": _grad(dr_grpo_loss, new, _name="logp_new", **pg)},
         "cispo": {"default": float(cispo_loss(new, old, adv, mask)),
                   "tight": float(cispo_loss(new, old, adv, mask, eps_high=0.28, eps_low=0.2)),
-                  "kl": float(cispo_loss(new, old, adv, mask, beta=0.04, ref_logp=ref)),
+                  "kl": float(PG_LOSSES["cispo"](new, old, adv, mask, beta=0.04, ref_logp=ref)),
                   "grad_new": _grad(cispo_loss, new, _name="logp_new", **pg),
                   "grad_new_tight": _grad(cispo_loss, new, _name="logp_new", eps_high=0.28, eps_low=0.2, **pg),
                   # eps_low=None with eps_high < 1: the ratio e^-1 of row 1 stays below 1 - eps_high, unbounded

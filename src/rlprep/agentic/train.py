@@ -33,7 +33,7 @@ import torch
 from rlprep.agentic.episodes import (Episode, TranscriptBatch, broadcast_turn_values, check_reward_spec, play,
                                      reward_matrix, transcript_batch)
 from rlprep.algos.grpo import group_advantages, grpo_loss
-from rlprep.algos.pg_losses import PG_CLIPS
+from rlprep.algos.pg_losses import pg_clip
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, ProfileConfig
 from rlprep.rollout import token_logprobs
@@ -226,7 +226,7 @@ def train(config: AgenticConfig, model, tokenizer, *, callback=None) -> tuple[ob
         policy.train()
         logp, mask, adv = action_logprobs(policy, batch, broadcast_turn_values(turn_adv, batch.turn_index))
         update = grpo_update(policy, optimizer, logp, logp.detach(), adv, mask, aggregation="token",
-                             clip=PG_CLIPS["grpo"], max_grad_norm=config.max_grad_norm)
+                             clip=pg_clip("grpo"), max_grad_norm=config.max_grad_norm)
         return {**episode_stats(episodes, config.reward), **update}
 
     history = run_steps(step_fn, config.steps, model=policy, desc=f"agentic credit={config.credit}", live=False,

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from rlprep.algos.pg_losses import PG_LOSSES
 from rlprep.profiles import Profile, get_profile
-from rlprep.trainers.grpo import GRPOConfig, train_grpo
+from rlprep.trainers.grpo import LOSS_KNOBS, GRPOConfig, train_grpo
 
 RECORD = "atlas_runs"
 VARIANTS = tuple(PG_LOSSES)
@@ -43,11 +43,13 @@ SUMMARY = {"accuracy": "eval/accuracy", "kl": "stats/kl_k3_token", "entropy": "s
 
 
 def budget(profile: str | Profile | None = None) -> tuple[GRPOConfig, tuple[int, ...]]:
-    """(the shared GRPOConfig without ``loss_type``, the seeds) for ``profile``: the same budget for every variant."""
+    """(the shared GRPOConfig without ``loss_type``, the seeds) for ``profile``: the same budget for every variant,
+    with every knob a variant fixes (``LOSS_KNOBS``) unset, so each runs its own."""
     p = profile if isinstance(profile, Profile) else get_profile(profile)
     spec = dict(BUDGETS.get(p.name, BUDGETS["gpu"]))
     seeds = spec.pop("seeds")
-    config = GRPOConfig.for_profile(p, num_iterations=NUM_ITERATIONS, beta=0.0, plot_every=10**6, **spec)
+    config = GRPOConfig.for_profile(p, num_iterations=NUM_ITERATIONS, beta=0.0, plot_every=10**6,
+                                    **dict.fromkeys(LOSS_KNOBS), **spec)
     return config, seeds
 
 

@@ -160,7 +160,7 @@ def grpo_train(prompts: QABatch, steps: int = 150, group_size: int = 8, prompts_
     prompts), plus (except the last) ``reward/mean`` and the update's stats of the step taken from there.
     """
     from rlprep.algos.grpo import group_advantages
-    from rlprep.algos.pg_losses import PG_CLIPS
+    from rlprep.algos.pg_losses import pg_clip
     from rlprep.trainers.grpo_update import grpo_update
 
     torch.manual_seed(seed)
@@ -186,7 +186,7 @@ def grpo_train(prompts: QABatch, steps: int = 150, group_size: int = 8, prompts_
         adv = group_advantages(rewards, group_size)  # (N*G,)
         logp = dist.log_prob(actions).unsqueeze(1)  # (N*G, 1): a one-token completion
         update = grpo_update(model, opt, logp, logp.detach(), adv, torch.ones_like(logp), aggregation="token",
-                             clip=PG_CLIPS["grpo"], max_grad_norm=math.inf)
+                             clip=pg_clip("grpo"), max_grad_norm=math.inf)
         for key, value in {"reward/mean": float(rewards.mean()), **update}.items():
             log[-1].setdefault(key, value)
     return model, log

@@ -12,7 +12,6 @@ Run: ``rlprep train grpo --profile cpu`` (or ``python -m rlprep.trainers.grpo``)
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -21,20 +20,24 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from rlprep.algos import grpo
+from rlprep.algos.pg_losses import PG_ADVANTAGES, PG_LOSSES, pg_clip, unused_settings
 from rlprep.live import History, run_steps
-from rlprep.algos.pg_losses import PG_CLIPS, PG_LOSSES, ClipRange
 from rlprep.profiles import Profile
-from rlprep.trainers.grpo_update import grpo_update, registry_advantages, registry_loss
+from rlprep.trainers.grpo_update import grpo_update
 from rlprep.tinyworld.tasks.arithmetic import evaluate_accuracy
 from rlprep.tinyworld.warm_start import load_warm_start, warm_start_kwargs
 from rlprep.trainers.config import TrainerConfig
 from rlprep.trainers.sequences import (adamw, completion_logprobs, completion_mask_default, frozen_copy,
-                                       reference, start_policy, truncated_rows, unwrap_model)
+                                       start_policy, truncated_rows, unwrap_model)
 
 AGGREGATIONS = ("token", "sequence")
 WARM_START_FIELDS = {"sft_steps", "sft_stop", "sft_stop_accuracy"}  # at most one picks the warm start
 SCALES = ("group", "batch", "none")
 IMPORTANCE_LEVELS = ("token", "sequence")
+LOSS_KNOBS = ("eps_low", "eps_high", "aggregation", "scale_rewards", "importance_level")
+"""The knobs of ``grpo_loss`` and ``group_advantages``; None leaves each at the loss's own default. A ``loss_type``
+fixes its aggregation, baseline and ratio level, and may take the clip (``eps_low``/``eps_high``) only if it has one."""
 
 
 @dataclass
@@ -53,27 +56,32 @@ class GRPOConfig(TrainerConfig):
     """Sampling temperature of the rollouts (1.0 = the policy's own distribution, as the ratio assumes)."""
     lr: float = 1e-4
     """AdamW learning rate (constant)."""
-    eps_low: float = 0.2
-    """Lower clip: ratios below 1 - eps_low stop contributing gradient when A < 0 (PPO Eq. 7)."""
-    eps_high: float = 0.2
-    """Upper clip; DAPO's clip-higher uses 0.28 (arXiv 2503.14476, Sec. 3.1)."""
+    eps_low: float | None = None
+    """Lower clip: ratios below 1 - eps_low stop contributing gradient when A < 0 (PPO Eq. 7). None: the loss's own
+    (0.2 for ``grpo_loss``; with ``loss_type``, the variant's: GSPO 3e-4, ...)."""
+    eps_high: float | None = None
+    """Upper clip; DAPO's clip-higher uses 0.28 (arXiv 2503.14476, Sec. 3.1). None: the loss's own, as ``eps_low``."""
     beta: float = 0.0
     """Weight of the k3 KL to the SFT reference inside the loss (GRPO uses 0.04; DAPO drops it: 0)."""
-    aggregation: str = "token"
-    """``"token"``: sum over all valid tokens / their count (DAPO); ``"sequence"``: mean of per-row means (GRPO)."""
-    scale_rewards: str = "group"
-    """Advantage scaling passed to ``group_advantages``: ``group``, ``batch`` or ``none`` (Dr. GRPO)."""
+    aggregation: str | None = None
+    """``"token"``: sum over all valid tokens / their count (DAPO); ``"sequence"``: mean of per-row means (GRPO).
+    None: ``grpo_loss``'s default, token. Not with ``loss_type`` (the variant has its own)."""
+    scale_rewards: str | None = None
+    """Advantage scaling passed to ``group_advantages``: ``group``, ``batch`` or ``none`` (Dr. GRPO). None: its
+    default, group. Not with ``loss_type`` (the variant has its own baseline)."""
     dynamic_sampling: bool = False
     """DAPO dynamic sampling: drop groups whose rewards are all equal and sample more prompts to refill."""
     dynamic_sampling_rounds: int = 3
     """Extra sampling rounds allowed per step to refill the batch under dynamic sampling."""
     num_iterations: int = 1
     """μ: gradient steps per batch of rollouts. With 1 the ratio is exactly 1 (fully on-policy)."""
-    importance_level: str = "token"
-    """``"token"`` (GRPO ratio per token) or ``"sequence"`` (GSPO: exp of the mean per-token log-ratio)."""
+    importance_level: str | None = None
+    """``"token"`` (GRPO ratio per token) or ``"sequence"`` (GSPO: exp of the mean per-token log-ratio). None: token.
+    Not with ``loss_type``."""
     loss_type: str | None = None
     """A key of ``rlprep.algos.pg_losses.PG_LOSSES`` (``dr_grpo``, ``cispo``, ...): that variant's loss and baseline,
-    with its paper's clip range and aggregation (the five knobs above are unused). None: ``grpo_loss`` and the knobs."""
+    with its paper's aggregation, ratio level and clip range (``eps_low``/``eps_high`` override the clip of a variant
+    that has one; ``beta`` needs a variant with a KL term). None: ``grpo_loss`` and the knobs above."""
     mask_truncated: bool = False
     """Exclude completions that never emitted eos from the loss (TRL's ``mask_truncated_completions``)."""
     max_grad_norm: float = 1.0
@@ -107,18 +115,18 @@ class GRPOConfig(TrainerConfig):
             (self.temperature > 0, f"temperature must be > 0 for sampling, got {self.temperature}"),
             (self.lr > 0, f"lr must be > 0, got {self.lr}"),
             (self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}"),
-            (0 <= self.eps_low < 1, f"eps_low must be in [0, 1), got {self.eps_low}"),
-            (self.eps_high >= 0, f"eps_high must be >= 0, got {self.eps_high}"),
+            (self.eps_low is None or 0 <= self.eps_low < 1, f"eps_low must be None or in [0, 1), got {self.eps_low}"),
+            (self.eps_high is None or self.eps_high >= 0, f"eps_high must be None or >= 0, got {self.eps_high}"),
             (self.beta >= 0, f"beta must be >= 0, got {self.beta}"),
-            (self.aggregation in AGGREGATIONS, f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}"),
-            (self.scale_rewards in SCALES, f"scale_rewards must be one of {SCALES}, got {self.scale_rewards!r}"),
-            (self.importance_level in IMPORTANCE_LEVELS,
-             f"importance_level must be one of {IMPORTANCE_LEVELS}, got {self.importance_level!r}"),
+            (self.aggregation in (None, *AGGREGATIONS),
+             f"aggregation must be None or one of {AGGREGATIONS}, got {self.aggregation!r}"),
+            (self.scale_rewards in (None, *SCALES),
+             f"scale_rewards must be None or one of {SCALES}, got {self.scale_rewards!r}"),
+            (self.importance_level in (None, *IMPORTANCE_LEVELS),
+             f"importance_level must be None or one of {IMPORTANCE_LEVELS}, got {self.importance_level!r}"),
             (self.loss_type is None or self.loss_type in PG_LOSSES,
              f"loss_type must be None or one of {sorted(PG_LOSSES)}, got {self.loss_type!r}"),
-            (self.loss_type not in PG_LOSSES or self.beta == 0
-             or "beta" in inspect.signature(PG_LOSSES[self.loss_type]).parameters,
-             f"the {self.loss_type} loss has no KL term: set beta=0"),
+            *self.loss_type_checks(),
             (self.sft_stop_accuracy is None or 0 < self.sft_stop_accuracy <= 1,
              f"sft_stop_accuracy must be None or in (0, 1], got {self.sft_stop_accuracy}"),
             (sum(x is not None for x in (self.sft_steps, self.sft_stop, self.sft_stop_accuracy)) <= 1,
@@ -126,6 +134,18 @@ class GRPOConfig(TrainerConfig):
              "early); set the others to None"),
         ]
         return super().checks() + checks
+
+    def loss_type_checks(self) -> list[tuple[bool, str]]:
+        """A ``loss_type`` refuses every knob it would ignore, naming the fix (none without a valid loss_type)."""
+        if self.loss_type not in PG_LOSSES:
+            return []
+        fixed = [k for k in ("aggregation", "scale_rewards", "importance_level") if getattr(self, k) is not None]
+        unused = unused_settings(self.loss_type, eps_low=self.eps_low, eps_high=self.eps_high, beta=self.beta)
+        fix = " and ".join(f"{k}={'0' if k == 'beta' else 'None'}" for k in fixed + unused)
+        return [(not fixed, f"loss_type={self.loss_type!r} has its own {', '.join(fixed)} and would ignore yours: "
+                            f"set {fix}, or loss_type=None to use grpo_loss with these knobs"),
+                (not unused, f"the {self.loss_type} loss has no {' or '.join(unused)} and would ignore it: set {fix} "
+                             "(or pick a loss_type that has it)")]
 
     @property
     def batch_size(self) -> int:
@@ -142,8 +162,8 @@ class GRPOConfig(TrainerConfig):
             # where greedy accuracy on training prompts first reaches 0.5 (docs/benchmarks.md, "GRPO accuracy target").
             base = dict(steps=400, prompts_per_step=16, group_size=8, lr=1e-4, eval_every=25, eval_size=500,
                         sft_stop_accuracy=0.5)
-        else:  # gpu (NOT run yet: no GPU so far): bigger model and batches, same warm-start rule at a higher bar,
-            # dynamic sampling (many all-correct groups near the top), clip-higher, bf16 autocast
+        else:  # gpu: bigger model and batches, same warm-start rule at a higher bar, dynamic sampling (many
+            # all-correct groups near the top), clip-higher, bf16 autocast
             base = dict(steps=int(100 * p.scale), prompts_per_step=64, group_size=16, lr=1e-4,
                         eval_every=20, eval_size=1000, plot_every=10, dynamic_sampling=True, eps_high=0.28,
                         sft_stop_accuracy=0.7)
@@ -154,7 +174,26 @@ class GRPOConfig(TrainerConfig):
         """The profile's budget with ``overrides``; one warm-start field among them replaces the profile's choice."""
         if WARM_START_FIELDS & overrides.keys():
             overrides = {**dict.fromkeys(WARM_START_FIELDS), **overrides}
+        if overrides.get("loss_type"):  # the variant has its own knobs: the profile's (gpu: eps_high 0.28) go
+            overrides = {**dict.fromkeys(LOSS_KNOBS), **overrides}
         return super().for_profile(profile, **overrides)
+
+
+def loss_choice(config: GRPOConfig, group_advantages: Callable | None = None, grpo_loss: Callable | None = None):
+    """``(advantages_fn, loss_fn, loss_kwargs, clip)`` the config runs: ``loss_type``'s ``PG_ADVANTAGES`` and
+    ``PG_LOSSES`` entries (every entry takes the same keywords), else ``group_advantages`` and ``grpo_loss`` with the
+    knobs that are set (a lab's ``grpo_loss`` sees ``importance_level`` only when it is ``"sequence"``). Injected
+    functions win; ``clip`` is the one the loss applies, for ``stats/clipfrac_one_sided``."""
+    settings = dict(eps_low=config.eps_low, eps_high=config.eps_high)
+    if config.loss_type is not None:
+        return (group_advantages or PG_ADVANTAGES[config.loss_type], grpo_loss or PG_LOSSES[config.loss_type],
+                dict(settings, beta=config.beta, max_length=config.max_new_tokens),
+                pg_clip(config.loss_type, **settings))
+    knobs = dict(settings, aggregation=config.aggregation,
+                 importance_level=None if config.importance_level == "token" else config.importance_level)
+    clip = pg_clip("grpo", **settings)._replace(level=config.importance_level or "token")  # grpo_loss's: GRPO's clip
+    return (group_advantages or grpo.group_advantages, grpo_loss or grpo.grpo_loss,
+            {**{k: v for k, v in knobs.items() if v is not None}, "beta": config.beta}, clip)
 
 
 class GRPOTrainer:
@@ -172,14 +211,9 @@ class GRPOTrainer:
                                                                                     lambda p: load_warm_start(p, **warm_start_kwargs(config)))
         self.task = task if task is not None else get_task("arithmetic")
         self.reference = frozen_copy(self.policy)
-        by_name = config.loss_type is not None  # the atlas's variant, by name (injected functions still win)
-        self.group_advantages = group_advantages or (
-            registry_advantages(config.loss_type) if by_name else reference("grpo", "group_advantages"))
-        self.grpo_loss = grpo_loss or (registry_loss(config.loss_type, max_length=config.max_new_tokens)
-                                       if by_name else reference("grpo", "grpo_loss"))
-        self.kl_k3 = kl_k3 or reference("grpo", "kl_k3")
-        self.clip = (PG_CLIPS.get(config.loss_type) if by_name  # the clip the loss applies, for the clip statistic
-                     else ClipRange(config.importance_level, config.eps_low, config.eps_high))
+        self.kl_k3 = kl_k3 or grpo.kl_k3
+        self.group_advantages, self.grpo_loss, self.loss_kwargs, self.clip = loss_choice(config, group_advantages,
+                                                                                         grpo_loss)
         self.completion_mask_fn = completion_mask_fn or completion_mask_default
         self.optimizer = adamw(self.policy.parameters(), lr=config.lr)
         self.rng = np.random.default_rng(config.seed)
@@ -275,7 +309,8 @@ class GRPOTrainer:
         cfg = self.config
         C = rollout.completion_ids.shape[1]
         mask = self.completion_mask_fn(rollout, self.eos_id, cfg.mask_truncated).to(self.device)  # (B, C)
-        advantages = self.group_advantages(rewards, cfg.group_size, scale=cfg.scale_rewards)  # (B,)
+        scale = {} if cfg.scale_rewards is None else {"scale": cfg.scale_rewards}
+        advantages = self.group_advantages(rewards, cfg.group_size, **scale)  # (B,)
         input_ids = rollout.input_ids.to(self.device)
         attention_mask = rollout.attention_mask.to(self.device)
         old_logp = None
@@ -298,10 +333,8 @@ class GRPOTrainer:
                                             with_entropy=True)  # (B, C) each
         old_logp = batch["old_logp"] if batch["old_logp"] is not None else logp.detach()  # (B, C)
         out = grpo_update(self.policy, self.optimizer, logp, old_logp, self.token_advantages(batch, logp), mask,
-                          grpo_loss=self.grpo_loss, eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
-                          ref_logp=batch["ref_logp"], aggregation=cfg.aggregation,
-                          importance_level=cfg.importance_level, clip=self.clip, max_grad_norm=cfg.max_grad_norm,
-                          entropy=entropy)
+                          clip=self.clip, loss_fn=self.grpo_loss, max_grad_norm=cfg.max_grad_norm, entropy=entropy,
+                          ref_logp=batch["ref_logp"] if cfg.beta > 0 else None, **self.loss_kwargs)
         kl = float("nan")
         if batch["ref_logp"] is not None:
             with torch.no_grad():

@@ -77,7 +77,8 @@ class SessionSettings:
     ids: tuple[str, ...] = ()
     """Exactly these questions, in this order (overrides topics and the spaced-repetition order)."""
     id_prefix: str | None = None
-    """Only W (third-round list) or G (topic guide) questions."""
+    """Only questions whose id starts with this: W (third-round list), G (topic guide) or A (algorithm atlas, the
+    ``frontier`` preset); None: every question of the bank."""
     first: tuple[str, ...] = ()
     """Questions that open the session when in the pool (the third-round preset opens with W01)."""
     max_per_topic: int | None = None
@@ -139,7 +140,7 @@ def plan_questions(bank: dict[str, Question], settings: SessionSettings, history
             and (not settings.topics or set(q.topics) & set(settings.topics))]
     if not pool:
         raise RlprepError(
-            f"no question in the bank matches topics={list(settings.topics) or 'all'} ids={settings.id_prefix or 'W+G'}"
+            f"no question in the bank matches topics={list(settings.topics) or 'all'} ids={settings.id_prefix or 'W+G+A'}"
             f" ({len(bank)} entries loaded)",
             "pick other --topics (rlprep mock --list shows the bank), or check that the bank is installed")
     ids = [q.id for q in pool]

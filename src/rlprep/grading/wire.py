@@ -240,15 +240,14 @@ def decode(tree: dict, arrays) -> object:
         key = ("tensor", node["k"], declared, None if perm is None else tuple(perm), grad)
         if key in memo:
             return memo[key]
-        spend(arr.nbytes)
-        out = torch.from_numpy(arr.copy())
-        have = str(out.dtype).removeprefix("torch.")
-        if declared in _NARROWED and have == "float32":
-            out = out.to(getattr(torch, declared))
-            left[0] += arr.nbytes - out.element_size() * out.numel()  # charged after conversion
-        elif declared != have:
+        stored = torch.from_numpy(arr)  # shares the loaded array's memory: nothing is allocated yet
+        have = str(stored.dtype).removeprefix("torch.")
+        if declared != have and not (declared in _NARROWED and have == "float32"):
             raise WireError(f"a tensor declared {str(declared)[:40]} holds {have} data (the value format never "
                             "converts a tensor to another dtype)")
+        dtype = getattr(torch, declared)
+        spend(stored.numel() * torch.empty((), dtype=dtype).element_size())  # its size after conversion
+        out = stored.clone() if declared == have else stored.to(dtype)  # a copy of its own either way
         if perm is not None:
             out = out.permute([perm.index(d) for d in range(out.ndim)])  # back to the original dims
         if grad and out.is_floating_point():

@@ -36,6 +36,9 @@ def fixtures() -> dict:
     logp_k3, ref_k3 = rnd(3, 4, shift=-1.0), rnd(3, 4, shift=-1.0)
     adv_tokens = rnd(B, T)  # (B, T) one advantage per token
     rewards_eq = torch.cat([torch.full((4,), 0.7, dtype=torch.float64), rewards[:4]])  # an all-equal group first
+    rewards_eq32 = torch.cat([torch.full((6,), 0.3), rewards[:6].float()])  # float32, six equal rewards first
+    k3_mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=torch.float64)  # (3, 4) right padding
+    k3_logp_padded = torch.where(k3_mask > 0, logp_k3, torch.tensor(float("-inf"), dtype=torch.float64))
 
     def loss(**kw) -> float:
         return float(grpo_loss(new, old, adv, mask, **kw))
@@ -53,7 +56,10 @@ def fixtures() -> dict:
         "kl_sequence": loss(beta=0.04, ref_logp=ref, aggregation="sequence"),
         "default": loss(),
         "rewards_eq": rewards_eq, "ga_eq": group_advantages(rewards_eq, 4),
+        # float32: the mean of six 0.3s is not 0.3, so centred rewards are rounding noise that a tiny eps would blow up
+        "rewards_eq32": rewards_eq32, "ga_eq32": group_advantages(rewards_eq32, 6, eps=1e-8),
         "k3_3d": kl_k3(logp_k3.reshape(2, 3, 2), ref_k3.reshape(2, 3, 2)),
+        "k3_mask": k3_mask, "k3_logp_padded": k3_logp_padded, "k3_masked": kl_k3(k3_logp_padded, ref_k3, k3_mask),
         "on_token": float(grpo_loss(new, new, adv, mask, aggregation="token")),
         "on_sequence": float(grpo_loss(new, new, adv, mask, aggregation="sequence")),
         "gspo_token": loss(importance_level="sequence", aggregation="token"),

@@ -56,33 +56,57 @@ def ga_eps_in_sqrt(rewards, group_size, scale="group", eps=1e-4):
     return c if scale == "none" else c / torch.sqrt(var + eps)
 
 
+def ga_tied_group_noise(rewards, group_size, scale="group", eps=1e-4):
+    """(r - mean) / (std + eps) with no exact zero for a tied group: in float32 the centred rewards of six equal
+    rewards are rounding noise, which a small eps turns into advantages of order 1."""
+    grouped = rewards.detach().view(-1, group_size)
+    centred = (grouped - grouped.mean(dim=1, keepdim=True)).view(-1)
+    std = {"group": lambda: grouped.std(dim=1).repeat_interleave(group_size) + eps,
+           "batch": lambda: rewards.detach().std() + eps, "none": lambda: torch.ones((), dtype=rewards.dtype)}[scale]
+    return centred / std()
+
+
 # kl_k3 ---------------------------------------------------------------------------------------------------------
-def k3_wrong_direction(logp, ref_logp):
+def _log_ratio(logp, ref_logp, mask):
+    """ref_logp - logp, 0 where the mask is 0 (selected before any exp, as the contract asks)."""
+    d = ref_logp - logp
+    return d if mask is None else torch.where(mask.bool(), d, torch.zeros_like(d))
+
+
+def k3_wrong_direction(logp, ref_logp, mask=None):
     """KL in the wrong direction: r = pi / pi_ref instead of pi_ref / pi (estimates KL(pi_ref || pi) badly)."""
-    d = logp - ref_logp
+    d = -_log_ratio(logp, ref_logp, mask)
     return torch.exp(d) - d - 1
 
 
-def k3_is_k1(logp, ref_logp):
+def k3_is_k1(logp, ref_logp, mask=None):
     """Returns k1 = log pi - log pi_ref (unbiased but can be negative), not k3."""
-    return logp - ref_logp
+    return -_log_ratio(logp, ref_logp, mask)
 
 
-def k3_is_k2(logp, ref_logp):
+def k3_is_k2(logp, ref_logp, mask=None):
     """Returns k2 = (log r)^2 / 2, not k3."""
-    return 0.5 * (ref_logp - logp) ** 2
+    return 0.5 * _log_ratio(logp, ref_logp, mask) ** 2
 
 
-def k3_missing_minus_one(logp, ref_logp):
+def k3_missing_minus_one(logp, ref_logp, mask=None):
     """Missing the -1: equals 1 (not 0) when pi == pi_ref."""
-    d = ref_logp - logp
+    d = _log_ratio(logp, ref_logp, mask)
     return torch.exp(d) - d
 
 
-def k3_log_term_sign(logp, ref_logp):
+def k3_log_term_sign(logp, ref_logp, mask=None):
     """Sign error on the log term: exp(d) + d - 1."""
-    d = ref_logp - logp
+    d = _log_ratio(logp, ref_logp, mask)
     return torch.exp(d) + d - 1
+
+
+def k3_masks_after_exp(logp, ref_logp, mask=None):
+    """Multiplies by the mask after the exp: a -inf log-prob in padding gives exp(inf) * 0 = NaN there (and a NaN
+    gradient), where the contract says exactly 0."""
+    d = ref_logp - logp
+    k3 = torch.exp(d) - d - 1
+    return k3 if mask is None else k3 * mask
 
 
 # grpo_loss -----------------------------------------------------------------------------------------------------
@@ -297,8 +321,8 @@ def dz_beta_not_required(stats):
 
 BUGS = {
     "group_advantages": [ga_population_std, ga_missing_eps, ga_batch_mean, ga_strided_groups, ga_none_still_divides,
-                         ga_eps_in_sqrt],
-    "kl_k3": [k3_wrong_direction, k3_is_k1, k3_is_k2, k3_missing_minus_one, k3_log_term_sign],
+                         ga_eps_in_sqrt, ga_tied_group_noise],
+    "kl_k3": [k3_wrong_direction, k3_is_k1, k3_is_k2, k3_missing_minus_one, k3_log_term_sign, k3_masks_after_exp],
     "grpo_loss": [grpo_max_not_min, grpo_symmetric_clip, grpo_always_sequence, grpo_mean_over_padding, grpo_kl_sign,
                   grpo_kl_wrong_direction, grpo_no_stop_gradient, grpo_eps_swapped, grpo_ignores_importance_level,
                   grpo_kl_on_sequence_logp, grpo_advantages_not_detached, grpo_empty_mask_nan,
@@ -324,8 +348,10 @@ def alt_ga_group_loop(rewards, group_size, scale="group", eps=1e-4):
     return torch.tensor(out, dtype=rewards.dtype)
 
 
-def alt_k3_ratio_form(logp, ref_logp):
-    """(r - 1) - log r with r = pi_ref / pi computed first."""
+def alt_k3_ratio_form(logp, ref_logp, mask=None):
+    """(r - 1) - log r with r = pi_ref / pi computed first; masked positions filled with equal log-probs first."""
+    if mask is not None:
+        logp, ref_logp = logp.masked_fill(mask == 0, 0.0), ref_logp.masked_fill(mask == 0, 0.0)
     ratio = torch.exp(ref_logp - logp)
     return (ratio - 1) - torch.log(ratio)
 

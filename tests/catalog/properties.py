@@ -251,6 +251,8 @@ def check_group_advantages(fn):
         assert torch.isfinite(got).all(), f"scale={scale}: a group with equal rewards must give 0, not NaN"
         _close(got, want, what=f"advantages, scale={scale}")
     assert not fn(r.clone().requires_grad_(True), G).requires_grad, "the advantages must be detached"
+    tied = fn(torch.cat([torch.full((6,), 0.3), torch.arange(6.0)]), 6, eps=1e-8)  # float32
+    assert torch.all(tied[:6].abs() < 1e-6), "a tied group gets exactly 0 whatever eps (float32 rounding noise)"
 
 
 def check_kl_k3(fn):
@@ -258,6 +260,9 @@ def check_kl_k3(fn):
     ref = torch.tensor([-1.0, -1.0, -2.0, -0.1], dtype=torch.float64)
     want = [math.exp(b - a) - (b - a) - 1 for a, b in zip(logp.tolist(), ref.tolist())]
     _close(fn(logp, ref), want, what="k3 = exp(ref - logp) - (ref - logp) - 1")
+    mask = torch.tensor([1.0, 1.0, 0.0, 0.0], dtype=torch.float64)
+    padded = torch.where(mask > 0, logp, torch.tensor(float("-inf"), dtype=torch.float64))
+    _close(fn(padded, ref, mask), want[:2] + [0.0, 0.0], what="masked positions give exactly 0, -inf log-probs there")
 
 
 def _grpo_oracle(new, old, adv, mask, el, eh, beta, ref, aggregation, sequence_ratio=False):

@@ -53,7 +53,7 @@ class CodingLog:
     def __init__(self, path: str | Path | None = None):
         from rlprep.interview import history as answers
 
-        opener = getattr(answers, "AnswerHistory", None) or getattr(answers, "History")
+        opener = getattr(answers, "AnswerHistory", None) or getattr(answers, "AnswerHistory")
         with opener(path) as checked:  # validates the file (or creates it) and reports a damaged one
             self.path = Path(checked.path)
         try:

@@ -11,7 +11,7 @@ import pytest
 from interview_support import FIXTURE_BANK, LiveProcess, run_cli
 from rlprep.errors import RlprepError
 from rlprep.interview.bank import load_bank
-from rlprep.interview.history import History
+from rlprep.interview.history import AnswerHistory
 from rlprep.interview.session import (MockSession, SessionSettings, covered_points, interviewer_sheet, plan_questions,
                                       term_matches)
 from rlprep.interview.terminal import run_terminal
@@ -65,7 +65,7 @@ def test_coverage_counts_a_point_once_in_either_language():
 # -- the session state machine ------------------------------------------------------------------------------------
 def test_over_time_is_allowed_and_recorded(tmp_path):
     clock = FakeClock()
-    with History(tmp_path / "h.sqlite") as history:
+    with AnswerHistory(tmp_path / "h.sqlite") as history:
         session = MockSession(SessionSettings(ids=("W04",), n_questions=1, minutes=1), BANK, history, clock=clock)
         session.ask()
         clock.t = 45.0
@@ -79,7 +79,7 @@ def test_over_time_is_allowed_and_recorded(tmp_path):
 
 def test_scripted_session_in_process_saves_each_step(tmp_path):
     out = io.StringIO()
-    with History(tmp_path / "h.sqlite") as history:
+    with AnswerHistory(tmp_path / "h.sqlite") as history:
         session = MockSession(SessionSettings(ids=("W04", "W05", "G08"), n_questions=3, seed=0), BANK, history)
         assert run_terminal(session, io.StringIO(SCRIPT), out, interactive=False) == 0
         rows = history.answers()
@@ -98,7 +98,7 @@ def test_scripted_session_in_process_saves_each_step(tmp_path):
 
 def test_empty_answer_is_saved_as_skipped_without_a_follow_up(tmp_path):
     out = io.StringIO()
-    with History(tmp_path / "h.sqlite") as history:
+    with AnswerHistory(tmp_path / "h.sqlite") as history:
         session = MockSession(SessionSettings(ids=("W05",), n_questions=1), BANK, history)
         assert run_terminal(session, io.StringIO("\n2\n"), out, interactive=False) == 0
         (row,) = history.answers()
@@ -108,7 +108,7 @@ def test_empty_answer_is_saved_as_skipped_without_a_follow_up(tmp_path):
 
 def test_input_ending_mid_session_keeps_what_was_answered(tmp_path):
     out = io.StringIO()
-    with History(tmp_path / "h.sqlite") as history:
+    with AnswerHistory(tmp_path / "h.sqlite") as history:
         session = MockSession(SessionSettings(ids=("W04", "W05"), n_questions=2), BANK, history)
         assert run_terminal(session, io.StringIO("δ and Monte Carlo"), out, interactive=False) == 0  # no newline
         (row,) = history.answers()
@@ -129,7 +129,7 @@ class _InterruptAfter(io.StringIO):
 def test_ctrl_c_keeps_the_half_typed_answer(tmp_path):
     out = io.StringIO()
     script = "δ\n\none-step\n\n4\nclip is not KL\nit is a\n"  # W04 done; W05 half-typed
-    with History(tmp_path / "h.sqlite") as history:
+    with AnswerHistory(tmp_path / "h.sqlite") as history:
         session = MockSession(SessionSettings(ids=("W04", "W05", "G08"), n_questions=3), BANK, history)
         assert run_terminal(session, _InterruptAfter(script), out, interactive=False) == 130
         rows = history.answers()
@@ -139,7 +139,7 @@ def test_ctrl_c_keeps_the_half_typed_answer(tmp_path):
 
 
 def test_ctrl_c_during_the_follow_up_keeps_it(tmp_path):
-    with History(tmp_path / "h.sqlite") as history:
+    with AnswerHistory(tmp_path / "h.sqlite") as history:
         session = MockSession(SessionSettings(ids=("W04",), n_questions=1), BANK, history)
         assert run_terminal(session, _InterruptAfter("δ\n\nMonte"), io.StringIO(), interactive=False) == 130
         (row,) = history.answers()
@@ -197,7 +197,7 @@ def test_cli_session_from_an_answers_file_then_the_weakest_question_comes_back(t
     second = run_cli(["mock", "--questions", "1", "--seed", "3"], tmp_path / "home", stdin="clip\n\nKL\n\n3\n")
     assert second.returncode == 0, second.stderr
     assert "Question 1/1 · W05" in second.stdout
-    with History(tmp_path / "home" / "history.sqlite") as history:
+    with AnswerHistory(tmp_path / "home" / "history.sqlite") as history:
         assert [r["qid"] for r in history.answers()] == ["W04", "W05", "G08", "W05"]
 
 
@@ -224,7 +224,7 @@ def test_cli_ctrl_c_exits_cleanly_and_keeps_saved_answers(tmp_path):
     assert code == 130
     assert "Traceback" not in err
     assert "interrupted: 1 answer saved" in out
-    with History(tmp_path / "home" / "history.sqlite") as history:
+    with AnswerHistory(tmp_path / "home" / "history.sqlite") as history:
         assert [(r["qid"], r["self_rating"]) for r in history.answers()] == [("W04", 5)]
 
 
@@ -276,7 +276,7 @@ def test_terminal_session_on_a_real_tty_ctrl_d_then_ctrl_c(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130 and "Traceback" not in child.before
-    with History(home / "history.sqlite") as history:
+    with AnswerHistory(home / "history.sqlite") as history:
         rows = history.answers()
     assert [(r["qid"], r["self_rating"], r["interrupted"]) for r in rows] == [("W04", 4, 0), ("W05", None, 1)]
     assert rows[0]["covered"] == [0, 2] and rows[1]["answer"] == "clip, not equivalent\nand half a line"

@@ -14,14 +14,14 @@ import pytest
 
 from interview_support import FIXTURE_BANK, LiveProcess, cli_env, run_cli
 from rlprep.interview.bank import load_bank
-from rlprep.interview.history import History
+from rlprep.interview.history import AnswerHistory
 from rlprep.interview.session import SessionSettings, interviewer_sheet, plan_questions
 
 IDS = ["--ids", "W04,W05", "--seed", "0"]
 
 
 def _saved(home):
-    with History(home / "history.sqlite") as history:
+    with AnswerHistory(home / "history.sqlite") as history:
         rows = history.answers()
         ended = history._conn.execute("SELECT ended_at FROM sessions").fetchall()
     return rows, ended

@@ -6,7 +6,7 @@ import pytest
 
 from interview_support import FIXTURE_BANK
 from rlprep.interview.bank import load_bank
-from rlprep.interview.history import History
+from rlprep.interview.history import AnswerHistory
 from rlprep.interview.widget import MockInterview
 
 BANK = load_bank(FIXTURE_BANK)
@@ -22,7 +22,7 @@ class FakeClock:
 
 def test_widget_saves_each_step_and_shows_the_countdown(tmp_path):
     clock = FakeClock()
-    with History(tmp_path / "h.sqlite") as history:
+    with AnswerHistory(tmp_path / "h.sqlite") as history:
         mi = MockInterview(ids=["W04", "W05"], minutes=1, seed=0, bank=BANK, history=history, clock=clock)
         assert mi.phase == "answer" and mi.countdown.value == "Time left 1:00"
         clock.t = 20.0
@@ -58,7 +58,7 @@ def _shown(mi: MockInterview) -> str:
 
 def test_timer_label_stays_on_the_answer_time_once_the_answer_is_in(tmp_path):
     clock = FakeClock()
-    with History(tmp_path / "h.sqlite") as history:
+    with AnswerHistory(tmp_path / "h.sqlite") as history:
         mi = MockInterview(ids=["W04"], minutes=5, seed=0, bank=BANK, history=history, clock=clock)
         clock.t = 137.0
         mi.submit_answer("the TD residual")
@@ -73,7 +73,7 @@ def test_timer_label_stays_on_the_answer_time_once_the_answer_is_in(tmp_path):
 
 def test_marks_and_timer_need_no_emoji_font_and_time_up_is_red(tmp_path):
     clock = FakeClock()
-    with History(tmp_path / "h.sqlite") as history:
+    with AnswerHistory(tmp_path / "h.sqlite") as history:
         mi = MockInterview(ids=["W04"], minutes=1, seed=0, bank=BANK, history=history, clock=clock)
         assert mi.countdown.style.text_color is None
         clock.t = 61.0

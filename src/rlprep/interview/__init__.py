@@ -6,12 +6,12 @@
 from __future__ import annotations
 
 from rlprep.interview.bank import FollowUp, KeyPoint, Question, load_bank
-from rlprep.interview.history import History, record_lab_grade
+from rlprep.interview.history import AnswerHistory, record_lab_grade
 from rlprep.interview.intro import build_intro, example_intro, render_intro_template
 from rlprep.interview.render import render_section_extras, render_spoken
 from rlprep.interview.session import MockSession, SessionSettings
 
-__all__ = ["FollowUp", "History", "KeyPoint", "MockInterview", "MockSession", "Question", "SessionSettings",
+__all__ = ["AnswerHistory", "FollowUp", "KeyPoint", "MockInterview", "MockSession", "Question", "SessionSettings",
            "build_intro", "example_intro", "load_bank", "plot_progress", "record_lab_grade",
            "render_intro_template", "render_section_extras", "render_spoken"]
 

@@ -167,7 +167,7 @@ def _run_questions(args: argparse.Namespace) -> int:
         return run_defence(args)
     settings = _settings(args)
     from rlprep.interview.bank import load_bank
-    from rlprep.interview.history import History
+    from rlprep.interview.history import AnswerHistory
     from rlprep.interview.session import MockSession, interviewer_sheet, plan_questions
     from rlprep.interview.terminal import run_terminal
 
@@ -188,7 +188,7 @@ def _run_questions(args: argparse.Namespace) -> int:
         interviewer = llm_interviewer(args, settings.scorer) if args.llm else None
         if interviewer is not None:
             settings.llm = interviewer.client.config.as_record()
-        with History() as history:
+        with AnswerHistory() as history:
             session = MockSession(settings, bank=bank, history=history, interviewer=interviewer)
             if stream is not None:
                 return run_terminal(session, stream=stream, interactive=False)

@@ -76,7 +76,7 @@ def _grade(notebook: Path, lab: str, grade_json: Path | None, notes: list[str]) 
         notes.append(f"could not grade it now ({getattr(err, 'problem', err)})")
     from rlprep.interview import history as answers
 
-    opener = getattr(answers, "AnswerHistory", None) or answers.History  # the class is being renamed (AnswerHistory)
+    opener = getattr(answers, "AnswerHistory", None) or answers.AnswerHistory  # the class is being renamed (AnswerHistory)
     with opener() as history:
         recorded = history.lab_grades().get(lab)
     return [recorded_grade_fact(lab, recorded)] if recorded else []

@@ -90,8 +90,9 @@ def _move_aside_fix(path: Path) -> str:
     return f"move it aside (mv '{path}' '{path}.bak') and run again; a fresh history will be started"
 
 
-class History:
-    """An open history database. Use as a context manager or call :meth:`close`."""
+class AnswerHistory:
+    """The learner's answers, ratings and lab grades: an open history database (not :class:`rlprep.live.History`, a
+    training run's metrics). Use as a context manager or call :meth:`close`."""
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_path()
@@ -172,7 +173,7 @@ class History:
     def close(self) -> None:
         self._conn.close()
 
-    def __enter__(self) -> History:
+    def __enter__(self) -> AnswerHistory:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -361,5 +362,5 @@ def _check_grade(lab: str, score: float, max_score: float) -> None:
 def record_lab_grade(lab: str, score: float, max_score: float, path: str | Path | None = None) -> None:
     """Record one graded run of ``lab`` (called by ``rlprep grade``); ``path`` defaults to the learner's history."""
     _check_grade(lab, score, max_score)
-    with History(path) as history:
+    with AnswerHistory(path) as history:
         history.record_lab_grade(lab, score, max_score)

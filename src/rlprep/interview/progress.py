@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 
 from rlprep.interview.bank import TOPICS, Question, load_bank
-from rlprep.interview.history import History
+from rlprep.interview.history import AnswerHistory
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class TopicMastery:
     """Seen questions whose Leitner interval has passed (due for review now)."""
 
 
-def topic_mastery(history: History, bank: dict[str, Question], now: float | None = None) -> list[TopicMastery]:
+def topic_mastery(history: AnswerHistory, bank: dict[str, Question], now: float | None = None) -> list[TopicMastery]:
     """One row per topic that has questions in the bank, in the bank's topic order."""
     now = time.time() if now is None else now
     states = history.review_states()
@@ -44,7 +44,7 @@ def _bar(fraction: float, width: int = 10) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def progress_text(history: History, bank: dict[str, Question], now: float | None = None) -> str:
+def progress_text(history: AnswerHistory, bank: dict[str, Question], now: float | None = None) -> str:
     """The terminal table: per-topic mastery, then lab scores."""
     lines = ["Mock-interview mastery per topic (coverage and self-rating of each question's latest answer):",
              f"  {'topic':<20} {'seen':>7}  {'mastery':>7}  {'':10}  {'due':>3}"]
@@ -69,12 +69,12 @@ def progress_text(history: History, bank: dict[str, Question], now: float | None
     return "\n".join(lines)
 
 
-def plot_progress(history: History | None = None, bank: dict[str, Question] | None = None):
+def plot_progress(history: AnswerHistory | None = None, bank: dict[str, Question] | None = None):
     """A matplotlib figure: per-topic mastery (left) and each lab's latest and best score (right). Returns it."""
     import matplotlib.pyplot as plt
 
     own = history is None
-    history = History() if own else history
+    history = AnswerHistory() if own else history
     try:
         bank = load_bank() if bank is None else bank
         rows = topic_mastery(history, bank)
@@ -117,6 +117,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with History() as history:
+    with AnswerHistory() as history:
         print(progress_text(history, load_bank()))
     return 0

@@ -25,7 +25,7 @@ from typing import Callable
 
 from rlprep.errors import RlprepError
 from rlprep.interview.bank import TOPICS, FollowUp, Question, load_bank
-from rlprep.interview.history import History
+from rlprep.interview.history import AnswerHistory
 from rlprep.interview.scoring import covered_points  # noqa: F401 - imported from here by callers and tests
 from rlprep.interview.scoring import Judgement, judgement_lines, offline_scorer
 from rlprep.interview.scoring import term_matches  # noqa: F401 - imported from here by callers and tests
@@ -126,7 +126,7 @@ class SessionSettings:
 
 
 # -- planning ---------------------------------------------------------------------------------------------------
-def plan_questions(bank: dict[str, Question], settings: SessionSettings, history: History | None = None,
+def plan_questions(bank: dict[str, Question], settings: SessionSettings, history: AnswerHistory | None = None,
                    now: float | None = None) -> list[Question]:
     """Pick the session's questions: explicit ids as given, else the pool in spaced-repetition order."""
     if settings.ids:
@@ -237,13 +237,13 @@ class MockSession:
     """
 
     def __init__(self, settings: SessionSettings | None = None, bank: dict[str, Question] | None = None,
-                 history: History | None = None, clock: Callable[[], float] = time.monotonic,
+                 history: AnswerHistory | None = None, clock: Callable[[], float] = time.monotonic,
                  wallclock: Callable[[], float] = time.time, interviewer=None):
         self.settings = settings or SessionSettings()
         self.offline = offline_scorer(self.settings.scorer)
         self.interviewer = interviewer if interviewer is not None else OfflineInterviewer()
         self.bank = bank if bank is not None else load_bank()
-        self.history = history if history is not None else History()
+        self.history = history if history is not None else AnswerHistory()
         self.clock = clock
         self.wallclock = wallclock
         self.questions = plan_questions(self.bank, self.settings, self.history, now=wallclock())

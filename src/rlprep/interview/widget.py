@@ -19,7 +19,7 @@ from typing import Callable
 import ipywidgets as widgets
 
 from rlprep.interview.bank import Question
-from rlprep.interview.history import History
+from rlprep.interview.history import AnswerHistory
 from rlprep.interview.session import MockSession, SessionSettings, clock_text, summary_text
 
 
@@ -47,7 +47,7 @@ class MockInterview:
 
     def __init__(self, questions: int | None = None, topics: list[str] | None = None, minutes: float | None = None,
                  ids: list[str] | None = None, preset: str | None = None, lang: str = "both", seed: int | None = None,
-                 bank: dict[str, Question] | None = None, history: History | None = None,
+                 bank: dict[str, Question] | None = None, history: AnswerHistory | None = None,
                  clock: Callable[[], float] = time.monotonic):
         overrides = dict(n_questions=questions, minutes=minutes, topics=tuple(topics) if topics else None,
                          ids=tuple(ids) if ids else None, lang=lang, seed=seed)

@@ -50,67 +50,59 @@ def loo_not_detached(rewards, group_size):
 
 
 # dr_grpo_loss --------------------------------------------------------------------------------------------------
-def _clipped(logp_new, logp_old, advantages, mask, eps):
+# The graded signature since the registry took over the KL: (logp_new, logp_old, advantages, mask, *, eps_low=0.2,
+# eps_high=0.2, max_length=None); the same for cispo_loss with eps_low=None, eps_high=4.0.
+def _clipped(logp_new, logp_old, advantages, mask, eps_low, eps_high):
     ratio = torch.exp(torch.where(mask.bool(), logp_new - logp_old.detach(), torch.zeros_like(logp_new)))
     adv = advantages.detach().unsqueeze(1)
-    return -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps, 1 + eps) * adv)  # (B, T)
+    return -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * adv)  # (B, T)
 
 
-def _k3(logp_new, ref_logp, beta):
-    if beta == 0:
-        return 0.0
-    log_r = ref_logp.detach() - logp_new
-    return beta * (torch.exp(log_r) - log_r - 1)
-
-
-def dr_sequence_mean(logp_new, logp_old, advantages, mask, eps=0.2, max_length=None, beta=0.0, ref_logp=None):
+def dr_sequence_mean(logp_new, logp_old, advantages, mask, *, eps_low=0.2, eps_high=0.2, max_length=None):
     """Keeps GRPO's 1/|o_i| (mean over rows of each row's token mean): the length bias Dr. GRPO removes."""
-    per_token = (_clipped(logp_new, logp_old, advantages, mask, eps) + _k3(logp_new, ref_logp, beta)) * mask
+    per_token = _clipped(logp_new, logp_old, advantages, mask, eps_low, eps_high) * mask
     return (per_token.sum(dim=1) / mask.sum(dim=1)).mean()
 
 
-def dr_token_mean(logp_new, logp_old, advantages, mask, eps=0.2, max_length=None, beta=0.0, ref_logp=None):
+def dr_token_mean(logp_new, logp_old, advantages, mask, *, eps_low=0.2, eps_high=0.2, max_length=None):
     """Divides by the number of valid tokens (DAPO) instead of the constant B * max_length."""
-    per_token = (_clipped(logp_new, logp_old, advantages, mask, eps) + _k3(logp_new, ref_logp, beta)) * mask
-    return per_token.sum() / mask.sum()
+    return (_clipped(logp_new, logp_old, advantages, mask, eps_low, eps_high) * mask).sum() / mask.sum()
 
 
-def dr_ignores_max_length(logp_new, logp_old, advantages, mask, eps=0.2, max_length=None, beta=0.0, ref_logp=None):
+def dr_ignores_max_length(logp_new, logp_old, advantages, mask, *, eps_low=0.2, eps_high=0.2, max_length=None):
     """Always divides by B * T, whatever max_length says."""
-    per_token = (_clipped(logp_new, logp_old, advantages, mask, eps) + _k3(logp_new, ref_logp, beta)) * mask
-    return per_token.sum() / mask.numel()
+    return (_clipped(logp_new, logp_old, advantages, mask, eps_low, eps_high) * mask).sum() / mask.numel()
 
 
-def dr_no_clip(logp_new, logp_old, advantages, mask, eps=0.2, max_length=None, beta=0.0, ref_logp=None):
+def dr_no_clip(logp_new, logp_old, advantages, mask, *, eps_low=0.2, eps_high=0.2, max_length=None):
     """No PPO clip: -ratio * A for every token."""
     B, T = mask.shape
     ratio = torch.exp((logp_new - logp_old.detach()) * mask)
-    per_token = (-ratio * advantages.detach().unsqueeze(1) + _k3(logp_new, ref_logp, beta)) * mask
-    return per_token.sum() / (B * (max_length or T))
+    return (-ratio * advantages.detach().unsqueeze(1) * mask).sum() / (B * (max_length or T))
 
 
-def dr_no_stop_gradient(logp_new, logp_old, advantages, mask, eps=0.2, max_length=None, beta=0.0, ref_logp=None):
+def dr_no_stop_gradient(logp_new, logp_old, advantages, mask, *, eps_low=0.2, eps_high=0.2, max_length=None):
     """logp_old is not detached: the loss also trains the sampler's log-probs."""
     B, T = mask.shape
     ratio = torch.exp((logp_new - logp_old) * mask)
     adv = advantages.detach().unsqueeze(1)
-    per_token = -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps, 1 + eps) * adv) + _k3(logp_new, ref_logp, beta)
+    per_token = -torch.min(ratio * adv, torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * adv)
     return (per_token * mask).sum() / (B * (max_length or T))
 
 
-def dr_max_not_min(logp_new, logp_old, advantages, mask, eps=0.2, max_length=None, beta=0.0, ref_logp=None):
+def dr_max_not_min(logp_new, logp_old, advantages, mask, *, eps_low=0.2, eps_high=0.2, max_length=None):
     """max instead of min: takes the optimistic term, so the clip never limits a bad update."""
     B, T = mask.shape
     ratio = torch.exp((logp_new - logp_old.detach()) * mask)
     adv = advantages.detach().unsqueeze(1)
-    per_token = -torch.max(ratio * adv, torch.clamp(ratio, 1 - eps, 1 + eps) * adv) + _k3(logp_new, ref_logp, beta)
+    per_token = -torch.max(ratio * adv, torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * adv)
     return (per_token * mask).sum() / (B * (max_length or T))
 
 
-def dr_kl_forgotten(logp_new, logp_old, advantages, mask, eps=0.2, max_length=None, beta=0.0, ref_logp=None):
-    """Drops the beta * k3 term."""
+def dr_symmetric_clip(logp_new, logp_old, advantages, mask, *, eps_low=0.2, eps_high=0.2, max_length=None):
+    """Reads eps_low only: the clip is [1 - eps_low, 1 + eps_low], so eps_high (clip-higher) changes nothing."""
     B, T = mask.shape
-    return (_clipped(logp_new, logp_old, advantages, mask, eps) * mask).sum() / (B * (max_length or T))
+    return (_clipped(logp_new, logp_old, advantages, mask, eps_low, eps_low) * mask).sum() / (B * (max_length or T))
 
 
 # cispo_loss ----------------------------------------------------------------------------------------------------
@@ -119,57 +111,48 @@ def _cispo_weight(logp_new, logp_old, mask, eps_high, eps_low):
     return ratio, torch.clamp(ratio, min=None if eps_low is None else 1 - eps_low, max=1 + eps_high)
 
 
-def cispo_ppo_clip(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0, ref_logp=None):
+def cispo_ppo_clip(logp_new, logp_old, advantages, mask, *, eps_low=None, eps_high=4.0):
     """PPO/DAPO's min-clip surrogate: the tokens whose ratio left the band lose their gradient."""
     ratio, clipped = _cispo_weight(logp_new, logp_old, mask, eps_high, eps_low)
     adv = advantages.detach().unsqueeze(1)
-    per_token = -torch.min(ratio * adv, clipped * adv) + _k3(logp_new, ref_logp, beta)
-    return (per_token * mask).sum() / mask.sum()
+    return (-torch.min(ratio * adv, clipped * adv) * mask).sum() / mask.sum()
 
 
-def cispo_weight_not_detached(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0,
-                              ref_logp=None):
+def cispo_weight_not_detached(logp_new, logp_old, advantages, mask, *, eps_low=None, eps_high=4.0):
     """No stop-gradient on the clipped weight: the gradient also flows through the ratio."""
     _, clipped = _cispo_weight(logp_new, logp_old, mask, eps_high, eps_low)
-    per_token = -clipped * advantages.detach().unsqueeze(1) * logp_new + _k3(logp_new, ref_logp, beta)
-    return (per_token * mask).sum() / mask.sum()
+    return (-clipped * advantages.detach().unsqueeze(1) * logp_new * mask).sum() / mask.sum()
 
 
-def cispo_sequence_mean(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0, ref_logp=None):
+def cispo_sequence_mean(logp_new, logp_old, advantages, mask, *, eps_low=None, eps_high=4.0):
     """Averages each completion over its tokens, then over completions (GRPO's aggregation, not CISPO's)."""
     _, clipped = _cispo_weight(logp_new, logp_old, mask, eps_high, eps_low)
-    per_token = -clipped.detach() * advantages.detach().unsqueeze(1) * logp_new + _k3(logp_new, ref_logp, beta)
+    per_token = -clipped.detach() * advantages.detach().unsqueeze(1) * logp_new
     return ((per_token * mask).sum(dim=1) / mask.sum(dim=1)).mean()
 
 
-def cispo_no_clip(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0, ref_logp=None):
+def cispo_no_clip(logp_new, logp_old, advantages, mask, *, eps_low=None, eps_high=4.0):
     """The importance weight is not clipped at all."""
     ratio, _ = _cispo_weight(logp_new, logp_old, mask, eps_high, eps_low)
-    per_token = -ratio.detach() * advantages.detach().unsqueeze(1) * logp_new + _k3(logp_new, ref_logp, beta)
-    return (per_token * mask).sum() / mask.sum()
+    return (-ratio.detach() * advantages.detach().unsqueeze(1) * logp_new * mask).sum() / mask.sum()
 
 
-def cispo_ratio_not_logp(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0, ref_logp=None):
+def cispo_ratio_not_logp(logp_new, logp_old, advantages, mask, *, eps_low=None, eps_high=4.0):
     """Multiplies the weight by the ratio instead of log pi: a ratio surrogate, not CISPO's REINFORCE form."""
     ratio, clipped = _cispo_weight(logp_new, logp_old, mask, eps_high, eps_low)
-    per_token = -clipped.detach() * advantages.detach().unsqueeze(1) * ratio + _k3(logp_new, ref_logp, beta)
-    return (per_token * mask).sum() / mask.sum()
+    return (-clipped.detach() * advantages.detach().unsqueeze(1) * ratio * mask).sum() / mask.sum()
 
 
-def cispo_always_lower_bound(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0,
-                             ref_logp=None):
+def cispo_always_lower_bound(logp_new, logp_old, advantages, mask, *, eps_low=None, eps_high=4.0):
     """Applies a lower bound of 1 - 0.2 even when eps_low is None."""
     _, clipped = _cispo_weight(logp_new, logp_old, mask, eps_high, 0.2 if eps_low is None else eps_low)
-    per_token = -clipped.detach() * advantages.detach().unsqueeze(1) * logp_new + _k3(logp_new, ref_logp, beta)
-    return (per_token * mask).sum() / mask.sum()
+    return (-clipped.detach() * advantages.detach().unsqueeze(1) * logp_new * mask).sum() / mask.sum()
 
 
-def cispo_symmetric_default_low(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0,
-                                ref_logp=None):
+def cispo_symmetric_default_low(logp_new, logp_old, advantages, mask, *, eps_low=None, eps_high=4.0):
     """eps_low=None falls back to eps_high (a symmetric clip): a lower bound 1 - eps_high, binding once eps_high < 1."""
     _, clipped = _cispo_weight(logp_new, logp_old, mask, eps_high, eps_high if eps_low is None else eps_low)
-    per_token = -clipped.detach() * advantages.detach().unsqueeze(1) * logp_new + _k3(logp_new, ref_logp, beta)
-    return (per_token * mask).sum() / mask.sum()
+    return (-clipped.detach() * advantages.detach().unsqueeze(1) * logp_new * mask).sum() / mask.sum()
 
 
 # ipo_loss ------------------------------------------------------------------------------------------------------
@@ -280,7 +263,7 @@ BUGS = {
     "leave_one_out_advantages": [loo_includes_self, loo_divides_by_group_size, loo_over_the_batch, loo_divides_by_std,
                                  loo_interleaved_groups, loo_sign_flipped, loo_not_detached],
     "dr_grpo_loss": [dr_sequence_mean, dr_token_mean, dr_ignores_max_length, dr_no_clip, dr_no_stop_gradient,
-                     dr_max_not_min, dr_kl_forgotten],
+                     dr_max_not_min, dr_symmetric_clip],
     "cispo_loss": [cispo_ppo_clip, cispo_weight_not_detached, cispo_sequence_mean, cispo_no_clip, cispo_ratio_not_logp,
                    cispo_always_lower_bound, cispo_symmetric_default_low],
     "ipo_loss": [ipo_sums_not_averages, ipo_target_one_over_beta, ipo_target_sign, ipo_dpo_sigmoid, ipo_sum_not_mean,
@@ -308,36 +291,26 @@ def alt_loo_rescaled_centred(rewards, group_size):
         return (group_size / (group_size - 1) * (grouped - grouped.mean(dim=1, keepdim=True))).reshape(-1)
 
 
-def alt_dr_grpo_loop(logp_new, logp_old, advantages, mask, eps=0.2, max_length=None, beta=0.0, ref_logp=None):
-    """Row by row, masked by multiplication, k3 through expm1."""
+def alt_dr_grpo_loop(logp_new, logp_old, advantages, mask, *, eps_low=0.2, eps_high=0.2, max_length=None):
+    """Row by row, masked by multiplication."""
     B, T = mask.shape
     total = torch.zeros((), dtype=logp_new.dtype)
     for b in range(B):
         m = mask[b]
-        log_ratio = (logp_new[b] - logp_old[b].detach()) * m
-        ratio = log_ratio.exp()
+        ratio = ((logp_new[b] - logp_old[b].detach()) * m).exp()
         a = float(advantages[b])
-        surrogate = torch.minimum(ratio * a, ratio.clamp(1 - eps, 1 + eps) * a)
-        kl = 0.0
-        if beta > 0:
-            d = ref_logp[b].detach() - logp_new[b]
-            kl = beta * (torch.expm1(d) - d)
-        total = total + ((-surrogate + kl) * m).sum()
+        surrogate = torch.minimum(ratio * a, ratio.clamp(1 - eps_low, 1 + eps_high) * a)
+        total = total - (surrogate * m).sum()
     return total / (B * (T if max_length is None else max_length))
 
 
-def alt_cispo_no_grad_weight(logp_new, logp_old, advantages, mask, eps_high=4.0, eps_low=None, beta=0.0,
-                             ref_logp=None):
+def alt_cispo_no_grad_weight(logp_new, logp_old, advantages, mask, *, eps_low=None, eps_high=4.0):
     """The weight computed under torch.no_grad(), masked by multiplication, clamp_max then clamp_min."""
     with torch.no_grad():
         weight = torch.exp((logp_new - logp_old) * mask).clamp_max(1 + eps_high)
         if eps_low is not None:
             weight = weight.clamp_min(1 - eps_low)
-    per_token = -weight * advantages[:, None] * logp_new
-    if beta > 0:
-        d = ref_logp - logp_new
-        per_token = per_token + beta * (d.exp() - d - 1)
-    return (per_token * mask).sum() / mask.sum()
+    return (-weight * advantages[:, None] * logp_new * mask).sum() / mask.sum()
 
 
 def alt_ipo_expanded(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps,

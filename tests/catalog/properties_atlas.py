@@ -34,18 +34,16 @@ def _pg_batch():
 
 
 def check_dr_grpo_loss(fn):
-    new, old, ref, adv, mask = _pg_batch()
-    for max_length, beta in ((None, 0.0), (9, 0.0), (None, 0.04)):
+    new, old, _, adv, mask = _pg_batch()
+    for max_length, eps_low, eps_high in ((None, 0.2, 0.2), (9, 0.2, 0.2), (None, 0.2, 0.28)):
         total = 0.0
         for b in range(4):
             for t in range(5):
                 if mask[b, t] == 1:
                     rho, a = math.exp(new[b, t].item() - old[b, t].item()), adv[b].item()
-                    total += -min(rho * a, min(max(rho, 0.8), 1.2) * a)
-                    d = ref[b, t].item() - new[b, t].item()
-                    total += beta * (math.exp(d) - d - 1)
-        got = fn(new, old, adv, mask, max_length=max_length, beta=beta, ref_logp=ref)
-        _close(got, total / (4 * (max_length or 5)), what=f"Dr. GRPO loss, max_length={max_length}, beta={beta}")
+                    total += -min(rho * a, min(max(rho, 1 - eps_low), 1 + eps_high) * a)
+        got = fn(new, old, adv, mask, max_length=max_length, eps_low=eps_low, eps_high=eps_high)
+        _close(got, total / (4 * (max_length or 5)), what=f"Dr. GRPO, max_length={max_length}, eps={eps_low}, {eps_high}")
     new_g, old_g = new.clone().requires_grad_(True), old.clone().requires_grad_(True)
     fn(new_g, old_g, adv, mask).backward()
     assert old_g.grad is None or torch.all(old_g.grad == 0), "gradient must not flow into logp_old (stop-gradient)"

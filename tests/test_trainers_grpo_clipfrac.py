@@ -44,7 +44,7 @@ def _trainer_and_batch(sft, name: str):
     with torch.no_grad():
         logp = completion_logprobs(trainer.policy, batch["input_ids"], batch["attention_mask"], batch["C"])
     gen = torch.Generator().manual_seed(11)
-    batch["old_logp"] = logp - SPREAD.get(name, 0.3) * torch.randn(logp.shape, generator=gen)  # (B, C)
+    batch["logp_old"] = logp - SPREAD.get(name, 0.3) * torch.randn(logp.shape, generator=gen)  # (B, C)
     batch["advantages"] = torch.tensor([1.0, -1.0, 0.5, -2.0] * 4)  # (B,) no zero advantage
     return trainer, batch, logp
 
@@ -52,7 +52,7 @@ def _trainer_and_batch(sft, name: str):
 def _unmoved_fraction(name: str, logp, batch) -> float:
     """Share of valid tokens that ``PG_LOSSES[name]`` (its own defaults) gives exactly no gradient."""
     leaf = logp.clone().requires_grad_(True)
-    loss = PG_LOSSES[name](leaf, batch["old_logp"], batch["advantages"], batch["mask"])
+    loss = PG_LOSSES[name](leaf, batch["logp_old"], batch["advantages"], batch["mask"])
     (grad,) = torch.autograd.grad(loss, leaf)
     valid = batch["mask"].bool()
     return float((grad[valid] == 0).float().mean())
@@ -73,7 +73,7 @@ def test_clipfrac_is_the_variants_own_clip_fraction(sft, name):
 def test_a_gspo_step_that_clips_every_sequence_is_diagnosed_all_clipped(sft):
     trainer, batch, logp = _trainer_and_batch(sft, "gspo")
     # every row's log-ratio is +1e-3 per token (ratio 1.001 > 1 + 4e-4) with A > 0: each sequence is clipped
-    batch["old_logp"] = logp - 1e-3
+    batch["logp_old"] = logp - 1e-3
     batch["advantages"] = torch.ones(16)
     assert _unmoved_fraction("gspo", logp, batch) == 1.0
     row = trainer.update(batch)

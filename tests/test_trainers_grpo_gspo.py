@@ -1,6 +1,6 @@
 """GSPO (importance_level="sequence") and per-token advantages in ``grpo_loss``, and the GSPO-with-beta bug:
 the k3 KL must be taken from the policy's real per-token log-probs, not from a synthetic
-``old_logp + sequence log-ratio`` that only carries GSPO's ratio (it failed on commit b2ab551)."""
+``logp_old + sequence log-ratio`` that only carries GSPO's ratio (it failed on commit b2ab551)."""
 
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ def clip_ceiling(p_old: float, eps_high: float) -> float:
 
 
 # ------------------------------------------------------------------------------------------- W20 GSPO
-def ratio_spread_by_length(lengths, sigma: float = 0.05, n_seqs: int = 2000, eps: float = 0.2,
+def ratio_spread_by_length(lengths, sigma: float = 0.05, n_seqs: int = 2000, clip_eps: float = 0.2,
                            seed: int = 0) -> dict[str, list[float]]:
     """Token-level vs sequence-level importance ratios when each token's log-ratio carries i.i.d. noise.
 
@@ -124,7 +124,7 @@ def ratio_spread_by_length(lengths, sigma: float = 0.05, n_seqs: int = 2000, eps
 
     Returns:
         dict of lists over ``lengths``: ``token_log_std``, ``seq_log_std`` (std of the log-ratios),
-        ``token_clip_frac`` (tokens outside [1 - eps, 1 + eps]) and ``seq_clip_frac`` (sequences outside it).
+        ``token_clip_frac`` (tokens outside [1 - clip_eps, 1 + clip_eps]) and ``seq_clip_frac`` (sequences outside it).
     """
     if sigma <= 0 or n_seqs < 2:
         raise ValueError(f"sigma must be > 0 and n_seqs >= 2; got {sigma}, {n_seqs}")
@@ -138,8 +138,8 @@ def ratio_spread_by_length(lengths, sigma: float = 0.05, n_seqs: int = 2000, eps
         tok = log_ratio.exp()
         out["token_log_std"].append(float(log_ratio.std()))
         out["seq_log_std"].append(float(seq.log().std()))
-        out["token_clip_frac"].append(float(((tok < 1 - eps) | (tok > 1 + eps)).double().mean()))
-        out["seq_clip_frac"].append(float(((seq < 1 - eps) | (seq > 1 + eps)).double().mean()))
+        out["token_clip_frac"].append(float(((tok < 1 - clip_eps) | (tok > 1 + clip_eps)).double().mean()))
+        out["seq_clip_frac"].append(float(((seq < 1 - clip_eps) | (seq > 1 + clip_eps)).double().mean()))
     return out
 
 
@@ -223,12 +223,12 @@ def ratio_spread(policy, tokenizer, task, config, *, group_advantages: Callable 
     batch = trainer.prepare(*trainer.sample(prompts, seed=seed))
     ids, attn, mask, C = batch["input_ids"], batch["attention_mask"], batch["mask"], batch["C"]
     with torch.no_grad():
-        batch["old_logp"] = completion_logprobs(trainer.policy, ids, attn, C)  # (B, C) the sampling policy
+        batch["logp_old"] = completion_logprobs(trainer.policy, ids, attn, C)  # (B, C) the sampling policy
     for _ in range(n_updates):
         trainer.update(batch)
     with torch.no_grad():
         new = completion_logprobs(trainer.policy, ids, attn, C)  # (B, C)
-        token_ratios = torch.exp(new - batch["old_logp"])[mask.bool()]  # (n_valid,)
+        token_ratios = torch.exp(new - batch["logp_old"])[mask.bool()]  # (n_valid,)
         rows = mask.sum(-1) > 0  # (B,)
-        seq_ratios = gspo_sequence_ratio(new, batch["old_logp"], mask)[rows]  # (n_rows,)
+        seq_ratios = gspo_sequence_ratio(new, batch["logp_old"], mask)[rows]  # (n_rows,)
     return token_ratios.float().cpu(), seq_ratios.float().cpu()

@@ -20,12 +20,17 @@ from rlprep.trainers.grpo import GRPOConfig, train_grpo
 RECORD = "lab05_grpo"
 VARIANT_STEPS = {"smoke": 2, "cpu": 25, "gpu": 160}  # multiples of the main run's eval_every
 BASELINE = "baseline (symmetric, token, no KL)"
+SYMMETRIC_CLIP = "symmetric clip (mu = 2)"
+CLIP_HIGHER = "clip-higher (eps_high = 0.28, mu = 2)"
+DYNAMIC_SAMPLING = "dynamic sampling"
+SEQUENCE_AGGREGATION = "sequence aggregation (GRPO)"
+KL_IN_LOSS = "KL in the loss (beta = 0.04)"
 VARIANTS = {  # the clip only acts off-policy: those two runs take mu = 2 updates per batch
-    "symmetric clip (mu = 2)": dict(num_iterations=2),
-    "clip-higher (eps_high = 0.28, mu = 2)": dict(num_iterations=2, eps_high=0.28),
-    "dynamic sampling": dict(dynamic_sampling=True),
-    "sequence aggregation (GRPO)": dict(aggregation="sequence"),
-    "KL in the loss (beta = 0.04)": dict(beta=0.04),
+    SYMMETRIC_CLIP: dict(num_iterations=2),
+    CLIP_HIGHER: dict(num_iterations=2, eps_high=0.28),
+    DYNAMIC_SAMPLING: dict(dynamic_sampling=True),
+    SEQUENCE_AGGREGATION: dict(aggregation="sequence"),
+    KL_IN_LOSS: dict(beta=0.04),
 }
 EXPECTED = {"on_policy": {"expected"}, "too_easy": {"zero_advantage"}, "too_hard": {"zero_advantage"},
             "all_truncated": {"no_valid_tokens", "zero_advantage"}, "mask_bug": {"no_valid_tokens"}}
@@ -111,15 +116,16 @@ def _compare(ax, runs, key, names, ylabel, steps, title):
     ax.legend(fontsize=8)
 
 
-def dapo_variants(main_run, profile=None, progress: bool | None = None, show: bool = True, **functions) -> dict:
-    """One fresh run per DAPO knob (``VARIANTS``) against the first steps of ``main_run``; plots and prints them."""
+def dapo_variants(baseline_run, profile=None, progress: bool | None = None, show: bool = True, **functions) -> dict:
+    """One fresh run per DAPO knob (``VARIANTS``) against the first steps of ``baseline_run`` (what :func:`main_run`
+    returned); plots and prints them."""
     import matplotlib.pyplot as plt
 
     p, config, policy, tokenizer, task = lab_setup(profile)
     steps = VARIANT_STEPS.get(p.name, 2 * config.eval_every)
     print(profile_note(f"{len(VARIANTS)} DAPO variants, {steps} steps each", p))
     short = replace(config, steps=steps, eval_every=max(1, steps // 2))
-    runs = {BASELINE: main_run}
+    runs = {BASELINE: baseline_run}
     for name, knobs in VARIANTS.items():
         print(f"run {name}:")
         runs[name] = train_grpo(replace(short, **knobs), policy=copy.deepcopy(policy), tokenizer=tokenizer, task=task,
@@ -127,14 +133,13 @@ def dapo_variants(main_run, profile=None, progress: bool | None = None, show: bo
         if runs[name].interrupted:
             break
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-    names = list(VARIANTS)
-    panels = [(axes[0, 0], "stats/entropy", names[:2], "policy entropy (nats / token)",
+    panels = [(axes[0, 0], "stats/entropy", [SYMMETRIC_CLIP, CLIP_HIGHER], "policy entropy (nats / token)",
                "W24/W25: clip-higher against entropy collapse"),
-              (axes[0, 1], "stats/frac_zero_std_groups", [BASELINE, names[2]],
+              (axes[0, 1], "stats/frac_zero_std_groups", [BASELINE, DYNAMIC_SAMPLING],
                "groups with equal rewards (fraction, before filtering)", "dynamic sampling trains only on informative groups"),
-              (axes[1, 0], "stats/completion_len", [BASELINE, names[3]], "completion length (tokens)",
+              (axes[1, 0], "stats/completion_len", [BASELINE, SEQUENCE_AGGREGATION], "completion length (tokens)",
                "token vs sequence aggregation: response length"),
-              (axes[1, 1], "stats/kl_k3_token", [BASELINE, names[4]], "k3 KL to the SFT policy (nats / token)",
+              (axes[1, 1], "stats/kl_k3_token", [BASELINE, KL_IN_LOSS], "k3 KL to the SFT policy (nats / token)",
                "W08: KL penalty vs none")]
     for ax, key, which, ylabel, title in panels:
         _compare(ax, runs, key, [n for n in which if n in runs], ylabel, steps, title)

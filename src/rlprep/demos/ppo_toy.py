@@ -127,7 +127,7 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
     Returns:
         {"reward" [I+1] expected reward (exact), "normalized" [I+1] (reward - uniform) / (optimal - uniform),
          "kl_old_new" [I] exact mean KL(pi_old || pi_new) after each round, "kl_ref" [I+1] KL(pi || pi_ref),
-         "clipfrac" [I] fraction of sampled ratios outside [1-eps, 1+eps] at the round's last minibatch step,
+         "clipfrac" [I] fraction of sampled ratios outside [1-clip_eps, 1+clip_eps] at the round's last minibatch step,
          "max_ratio" [I], "beta" [I] (adaptive_kl: the beta used in that round)}.
     """
     from rlprep.algos.ppo import ppo_clip_loss
@@ -149,14 +149,14 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
     out["kl_ref"].append(float(_kl_rows(lp0, ref_logp).mean()))
     for _ in range(cfg.iterations):
         with torch.no_grad():
-            old_logp_table = torch.log_softmax(logits, -1)  # (S, K)
+            logp_old_table = torch.log_softmax(logits, -1)  # (S, K)
             s = torch.randint(cfg.n_contexts, (cfg.batch_size,), generator=gen)  # (N,)
-            a = torch.multinomial(old_logp_table[s].exp(), 1, generator=gen).squeeze(1)  # (N,)
+            a = torch.multinomial(logp_old_table[s].exp(), 1, generator=gen).squeeze(1)  # (N,)
             r = R[s, a] + cfg.noise * torch.randn(cfg.batch_size, generator=gen, dtype=torch.float64)
-            baseline = (old_logp_table.exp() * R).sum(-1)[s]  # (N,) oracle V(s) under pi_old
+            baseline = (logp_old_table.exp() * R).sum(-1)[s]  # (N,) oracle V(s) under pi_old
             adv = r - baseline
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-            old_logp = old_logp_table[s, a]  # (N,)
+            logp_old = logp_old_table[s, a]  # (N,)
         clipfrac = max_ratio = 0.0
         for _ in range(cfg.epochs):
             perm = torch.randperm(cfg.batch_size, generator=gen)
@@ -164,14 +164,14 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
                 mb = perm[start:start + cfg.minibatch_size]
                 logp_table = torch.log_softmax(logits, -1)  # (S, K)
                 logp = logp_table[s[mb], a[mb]]  # (b,)
-                ratio = torch.exp(logp - old_logp[mb])
+                ratio = torch.exp(logp - logp_old[mb])
                 if cfg.method == "clip":
-                    loss = ppo_clip_loss(logp[:, None], old_logp[mb][:, None], adv[mb][:, None],
+                    loss = ppo_clip_loss(logp[:, None], logp_old[mb][:, None], adv[mb][:, None],
                                          torch.ones(len(mb), 1), clip_eps=cfg.clip_eps)
                 else:
                     loss = -(ratio * adv[mb]).mean()
                     if cfg.method == "adaptive_kl":  # KL(pi_old || pi_theta) at the sampled states, exact over actions
-                        loss = loss + beta * _kl_rows(old_logp_table[s[mb]], logp_table[s[mb]]).mean()
+                        loss = loss + beta * _kl_rows(logp_old_table[s[mb]], logp_table[s[mb]]).mean()
                 if cfg.ref_kl_coef > 0:
                     loss = loss + cfg.ref_kl_coef * _kl_rows(logp_table[s[mb]], ref_logp[s[mb]]).mean()
                 opt.zero_grad()
@@ -181,16 +181,16 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
                     clipfrac = float(((ratio - 1).abs() > cfg.clip_eps).double().mean())
                     max_ratio = max(max_ratio, float(ratio.max()))
         with torch.no_grad():
-            new_logp_table = torch.log_softmax(logits, -1)
-            d = float(_kl_rows(old_logp_table[s], new_logp_table[s]).mean())
+            logp_new_table = torch.log_softmax(logits, -1)
+            d = float(_kl_rows(logp_old_table[s], logp_new_table[s]).mean())
         out["beta"].append(beta)
         if cfg.method == "adaptive_kl":
             beta = adaptive_kl_beta(beta, d, cfg.kl_target)
         out["kl_old_new"].append(d)
         out["clipfrac"].append(clipfrac)
         out["max_ratio"].append(max_ratio)
-        out["reward"].append(expected_reward(new_logp_table))
-        out["kl_ref"].append(float(_kl_rows(new_logp_table, ref_logp).mean()))
+        out["reward"].append(expected_reward(logp_new_table))
+        out["kl_ref"].append(float(_kl_rows(logp_new_table, ref_logp).mean()))
     result = {k: np.asarray(v) for k, v in out.items()}
     result["normalized"] = (result["reward"] - uniform) / (optimal - uniform)
     return result

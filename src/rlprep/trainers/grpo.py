@@ -313,14 +313,14 @@ class GRPOTrainer:
         advantages = self.group_advantages(rewards, cfg.group_size, **scale)  # (B,)
         input_ids = rollout.input_ids.to(self.device)
         attention_mask = rollout.attention_mask.to(self.device)
-        old_logp = None
+        logp_old = None
         if cfg.num_iterations > 1:  # μ > 1: the sampling policy's log-probs, fixed for the μ steps
-            old_logp = completion_logprobs(self.policy, input_ids, attention_mask, C)  # (B, C)
+            logp_old = completion_logprobs(self.policy, input_ids, attention_mask, C)  # (B, C)
         ref_logp = None
         if cfg.beta > 0 or cfg.log_kl:
             ref_logp = completion_logprobs(self.reference, input_ids, attention_mask, C)  # (B, C)
         return dict(input_ids=input_ids, attention_mask=attention_mask, mask=mask, C=C,
-                    advantages=advantages.detach().float(), old_logp=old_logp, ref_logp=ref_logp)
+                    advantages=advantages.detach().float(), logp_old=logp_old, ref_logp=ref_logp)
 
     def token_advantages(self, batch: dict, logp: torch.Tensor) -> torch.Tensor:
         """The advantages ``grpo_loss`` receives: ``[B]`` group advantages, one per completion."""
@@ -331,8 +331,8 @@ class GRPOTrainer:
         cfg, mask = self.config, batch["mask"]
         logp, entropy = completion_logprobs(self.policy, batch["input_ids"], batch["attention_mask"], batch["C"],
                                             with_entropy=True)  # (B, C) each
-        old_logp = batch["old_logp"] if batch["old_logp"] is not None else logp.detach()  # (B, C)
-        out = grpo_update(self.policy, self.optimizer, logp, old_logp, self.token_advantages(batch, logp), mask,
+        logp_old = batch["logp_old"] if batch["logp_old"] is not None else logp.detach()  # (B, C)
+        out = grpo_update(self.policy, self.optimizer, logp, logp_old, self.token_advantages(batch, logp), mask,
                           clip=self.clip, loss_fn=self.grpo_loss, max_grad_norm=cfg.max_grad_norm, entropy=entropy,
                           ref_logp=batch["ref_logp"] if cfg.beta > 0 else None, **self.loss_kwargs)
         kl = float("nan")

@@ -251,18 +251,18 @@ class PPOTrainer:
         ids, attn = out.input_ids.to(self.device), out.attention_mask.to(self.device)  # (B, P+C)
         mask = out.completion_mask.to(self.device).float()  # (B, C)
         with torch.no_grad():
-            old_logp = completion_logprobs(self.policy, ids, attn, C)  # (B, C)
+            logp_old = completion_logprobs(self.policy, ids, attn, C)  # (B, C)
             ref_logp = completion_logprobs(self.reference, ids, attn, C)  # (B, C)
             old_values = self.critic(ids, attn, C) * mask  # (B, C)
             score = self.reward_model.score(self.tokenizer, prompts, out.texts).to(self.device)  # (B,)
             gold = torch.tensor([self.task.gold_score(p, t) for p, t in zip(prompts, out.texts)])
-            rewards = self.kl_penalized_rewards(score, old_logp, ref_logp, mask, cfg.kl_coef)  # (B, C)
+            rewards = self.kl_penalized_rewards(score, logp_old, ref_logp, mask, cfg.kl_coef)  # (B, C)
             advantages, returns = self.compute_gae_tokens(rewards, old_values, mask, gamma=cfg.gamma, lam=cfg.gae_lambda)
             if cfg.whiten_advantages:
                 mean = self.masked_mean(advantages, mask)
                 var = self.masked_mean((advantages - mean) ** 2, mask)
                 advantages = (advantages - mean) * torch.rsqrt(var + 1e-8) * mask
-            kl_seq = ((old_logp - ref_logp) * mask).sum(-1)  # (B,) k1 per sequence
+            kl_seq = ((logp_old - ref_logp) * mask).sum(-1)  # (B,) k1 per sequence
             ret_valid, val_valid = returns[mask.bool()], old_values[mask.bool()]
             explained_var = float(1 - (ret_valid - val_valid).var() / ret_valid.var().clamp(min=1e-8))
         t_rollout = time.perf_counter() - t0
@@ -272,7 +272,7 @@ class PPOTrainer:
             perm = torch.randperm(cfg.batch_size, generator=torch.Generator().manual_seed(int(self.rng.integers(2**31))))
             for start in range(0, cfg.batch_size, cfg.minibatch_size):
                 mb = perm[start:start + cfg.minibatch_size].to(self.device)
-                stats = self._update(ids[mb], attn[mb], mask[mb], C, old_logp[mb], old_values[mb],
+                stats = self._update(ids[mb], attn[mb], mask[mb], C, logp_old[mb], old_values[mb],
                                      advantages[mb], returns[mb])
                 for k, v in stats.items():
                     sums[k] = sums.get(k, 0.0) + v
@@ -287,11 +287,11 @@ class PPOTrainer:
             metrics.update(self.text_metrics(prompts, out.texts))
         return metrics
 
-    def _update(self, ids, attn, mask, C, old_logp, old_values, advantages, returns) -> dict[str, float]:
+    def _update(self, ids, attn, mask, C, logp_old, old_values, advantages, returns) -> dict[str, float]:
         cfg = self.config
         logp, entropy = completion_logprobs(self.policy, ids, attn, C, with_entropy=True)  # (b, C) each
         values = self.critic(ids, attn, C)  # (b, C)
-        pg_loss = self.ppo_clip_loss(logp, old_logp, advantages, mask, clip_eps=cfg.clip_eps)
+        pg_loss = self.ppo_clip_loss(logp, logp_old, advantages, mask, clip_eps=cfg.clip_eps)
         vf_loss = self.value_loss(values, old_values, returns, mask, clip_range=cfg.value_clip)
         entropy_mean = self.masked_mean(entropy, mask)
         loss = pg_loss + cfg.vf_coef * vf_loss - cfg.entropy_coef * entropy_mean
@@ -303,7 +303,7 @@ class PPOTrainer:
         self.optimizer.step()
         self.critic_optimizer.step()
         with torch.no_grad():
-            log_ratio = logp.detach() - old_logp  # (b, C)
+            log_ratio = logp.detach() - logp_old  # (b, C)
             clipped = (log_ratio.exp() - 1).abs() > cfg.clip_eps
             return {"loss/policy": float(pg_loss.detach()), "loss/value": float(vf_loss.detach()),
                     "stats/entropy": float(entropy_mean.detach()),

@@ -36,8 +36,8 @@ from rlprep.algos.grpo import group_advantages, grpo_loss
 from rlprep.algos.pg_losses import pg_clip
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile, ProfileConfig
-from rlprep.rollout import token_logprobs
 from rlprep.trainers.grpo_update import grpo_update
+from rlprep.trainers.sequences import completion_logprobs
 
 CREDITS = ("trajectory", "turn")
 
@@ -160,10 +160,16 @@ ADVANTAGES = {"trajectory": trajectory_advantages, "turn": turn_advantages}
 
 
 def action_logprobs(model, batch: TranscriptBatch, token_advantages: torch.Tensor):
-    """``(logp, mask, advantages)``, each ``[B, L-1]`` and aligned with the predicted tokens 1..L-1: log-probs
-    under ``model`` (with grad), the action mask (observations are 0) and the tokens' advantages."""
-    logp = token_logprobs(model, batch.input_ids, batch.attention_mask)  # (B, L-1): log p(token t+1)
-    return logp, batch.action_mask[:, 1:].float(), token_advantages[:, 1:]  # (B, L-1) each
+    """``(logp, mask, advantages)``, each ``[B, C]`` over the last C tokens of the rows, from the first action token
+    of any row on: log-probs under ``model`` (with grad), the action mask (observations are 0) and the tokens'
+    advantages. The log-probs are the trainers' teacher-forced path (``trainers.sequences.completion_logprobs``: bf16
+    autocast on CUDA; the first L - C tokens, the opening observation a group shares, encoded once)."""
+    L = batch.input_ids.shape[1]
+    acted = batch.action_mask.bool()  # (B, L)
+    first = int(acted.float().argmax(dim=1)[acted.any(dim=1)].min()) if acted.any() else 1  # earliest action token
+    C = L - max(first, 1)  # position 0 has no next-token prediction
+    logp = completion_logprobs(model, batch.input_ids, batch.attention_mask, C)  # (B, C): log p(token t)
+    return logp, batch.action_mask[:, -C:].float(), token_advantages[:, -C:]  # (B, C) each
 
 
 def policy_loss(model, batch: TranscriptBatch, token_advantages: torch.Tensor) -> torch.Tensor:
@@ -176,7 +182,7 @@ def policy_loss(model, batch: TranscriptBatch, token_advantages: torch.Tensor) -
     Returns:
         Scalar loss = Σ_t m_t · (−ρ_t A_t) / Σ_t m_t over action tokens t (``grpo_loss``, token aggregation).
     """
-    logp, mask, adv = action_logprobs(model, batch, token_advantages)  # (B, L-1) each
+    logp, mask, adv = action_logprobs(model, batch, token_advantages)  # (B, C) each
     return grpo_loss(logp, logp.detach(), adv, mask, aggregation="token")
 
 

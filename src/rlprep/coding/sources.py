@@ -99,6 +99,7 @@ def reference_source(problem: Problem) -> str:
             imports += mod_imports
             for name in _with_helpers([a.name for a in node.names], defs):
                 inlined.append(_segment(mod_lines, defs[name]))
+            inlined += [f"{a.asname} = {a.name}" for a in node.names if a.asname]  # `import f as _f`
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
                 imports.append(_segment(lines, node))

@@ -79,6 +79,10 @@ def close(actual, expected, rtol: float = 1e-5, atol: float = 1e-6, what: str = 
         if actual is not None:
             raise AssertionError(f"{what}: expected None")
         return
+    if isinstance(expected, str):
+        if actual != expected:
+            raise AssertionError(f"{what}: the wrong string or a value where a string belongs")
+        return
     if actual is None or isinstance(actual, (str, tuple, list, dict)):
         raise AssertionError(f"{what}: got {type(actual).__name__}, expected {type(expected).__name__}")
     a, e = _as_array(actual), _as_array(expected)

@@ -18,12 +18,19 @@ def _hf(base, warmup, total, cycles, steps):
         lrs.append(opt.param_groups[0]["lr"])
         opt.step()
         sched.step()
-    return lrs
+    return [lrs[s] for s in _probe(warmup, total, steps)]
+
+
+def _probe(warmup, total, steps):
+    """The steps worth checking: around the end of warmup and the end of the schedule, and a few in between."""
+    marks = {0, 1, warmup - 1, warmup, warmup + 1, (warmup + total) // 2, total - 1, total, total + 1, steps - 1,
+             warmup + (total - warmup) // 4, warmup + 3 * (total - warmup) // 4}
+    return sorted(s for s in marks if 0 <= s < steps)
 
 
 def _ours(f, base, warmup, total, cycles, steps):
     return [float(f(step=s, base_lr=base, warmup_steps=warmup, total_steps=total, num_cycles=cycles))
-            for s in range(steps)]
+            for s in _probe(warmup, total, steps)]
 
 
 def examples(size):

@@ -20,5 +20,5 @@ def accumulated_grad(weight, hidden, targets, micro_batch_size, ignore_index=-10
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), t.reshape(-1), ignore_index=ignore_index,
                                reduction="sum") / n_valid
         loss.backward()  # gradients add up in w.grad
-        total += float(loss)
+        total += float(loss.detach())
     return w.grad, total

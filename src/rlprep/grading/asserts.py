@@ -77,9 +77,15 @@ _PRECISION_ORDER = ("bfloat16", "float16", "float32", "float64")  # least precis
 _inputs: dict[str, str | None] = {"precision": None}  # the current test cell's least precise call (grader side)
 
 
-def begin_test() -> None:
-    """Forget the inputs of the previous test cell (the grader calls it before each one)."""
-    _inputs["precision"] = None
+def begin_test(precision: str | None = None) -> None:
+    """Forget the inputs of the previous test cell (the grader calls it before each one); ``precision`` (what
+    ``noted_precision`` said) resumes a test whose first parts ran earlier."""
+    _inputs["precision"] = precision
+
+
+def noted_precision() -> str | None:
+    """The least precise call the current test cell has made so far (None: none with float inputs)."""
+    return _inputs["precision"]
 
 
 def note_inputs(args=(), kwargs=None) -> None:

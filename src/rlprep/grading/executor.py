@@ -14,6 +14,17 @@ nbgrader's own ``Execute`` runs every cell in one kernel, so an answer cell can 
 - a learner cell that does not compile (SyntaxError, IndentationError) defines nothing: a test that calls a
   function it defines reports the cell's error and line, not "not defined".
 
+Two kernels, one after the other, so that nothing shown can carry a hidden input out. The learner's code could
+remember what a hidden call passed it (in a global, a file in its scratch space) and show it later: in a learner cell
+placed after a test, or through a later visible call (its print, its exception message, the shape it returns, all
+quoted by a visible part). So pass 1 runs every learner cell, setup cell and visible part of a test in a kernel K1
+that never meets a hidden input, and shows what they print; K1 is shut down (its sandbox and scratch space gone);
+pass 2 starts a fresh K2 in a fresh sandbox, runs the setup and learner cells again (what they print is dropped),
+and runs each test's hidden parts, from where its visible part left off (same namespace, same tolerance), calling
+the learner's functions in K2. Of pass 2 only the verdict of each hidden part is shown, in its public form: the
+property, or the builtin type of what the learner's function raised. A visible part after a hidden one runs in
+pass 2 and is shown in that form too.
+
 The outputs are ordinary nbformat outputs, so nbgrader's ``SaveAutoGrades`` scores them as usual: a test
 cell with an ``error`` output scores 0. Learner stderr never reaches a test cell's outputs. A failure in a
 hidden part of a test names the property only, never the size of the error (no oracle to probe values with); when
@@ -28,19 +39,20 @@ import ast
 import builtins
 import contextlib
 import io
-import re
 import time
+from dataclasses import dataclass, field
 
 import nbformat
 from traitlets import Integer, Unicode
 
-from rlprep.grading.asserts import PropertyFailed, begin_test, note_inputs
+from rlprep.grading.asserts import PropertyFailed, begin_test, note_inputs, noted_precision
+from rlprep.grading.cell_errors import COMPILE_ERRORS, AnswerCellError, cell_error, compile_error_message
+from rlprep.grading.hidden_parts import (  # noqa: F401 - HIDDEN_*, hidden_code, released_source: read from here too
+    HIDDEN_BEGIN, HIDDEN_END, hidden_code, released_source, split_hidden)
 from rlprep.grading.kernel import LearnerCallError, LearnerKernel
 from rlprep.grading.selfgrade import def_names
 from rlprep.grading.wire import UNDEFINED, WireError
 
-HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
-HIDDEN_END = "### END HIDDEN TESTS"
 DEMO_NOTE = "[rlprep] demo cell: skipped during grading\n"
 KERNEL_NOTE_MARK = "[rlprep] checked in the learner's kernel:"  # starts the note of a test that relies on it
 
@@ -52,54 +64,6 @@ def defined_functions(source: str) -> list[str]:
     except SyntaxError:
         return []
     return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
-
-
-class AnswerCellError(LearnerCallError):
-    """A graded function is missing because the cell that defines it did not compile, or stopped before its
-    ``def`` (it raised, timed out, ended the kernel): the test reports the cell's error (``ename``: SyntaxError,
-    PermissionError, ...) instead of "not defined"."""
-
-    def __init__(self, ename: str, message: str, public: str | None = None):
-        super().__init__(message, public)
-        self.ename = ename
-
-
-COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
-_AT_LINE = re.compile(r"^(?P<msg>.*) \([^()]*, line (?P<line>\d+)\)$", re.S)
-
-
-def cell_error(name: str, run) -> tuple[str, str, str]:
-    """(ename, message, public) of a test calling ``name`` when the learner cell that defines it stopped before
-    the ``def`` ran (``run``: its ``CellRun``). A hidden part shows ``public``: no message of the learner's, and a
-    builtin exception type only (a class the learner named could spell out what a hidden call passed it)."""
-    where = f"the answer cell that defines {name} stopped there, so {name} is not defined"
-    if run.status == "timeout":
-        return "CellTimeout", f"the answer cell that defines {name} did not finish in time: {name} is not defined", \
-            f"the answer cell that defines {name} did not finish in time"
-    if run.status == "died":
-        return "KernelDied", f"the answer cell that defines {name} ended the kernel: {name} is not defined", \
-            f"the answer cell that defines {name} ended the kernel"
-    known = getattr(builtins, run.ename, None)
-    if isinstance(known, type) and issubclass(known, BaseException):
-        return run.ename, f"{run.evalue} ({where})", where
-    return "AnswerCellError", f"{run.ename}: {run.evalue} ({where})", where
-
-
-def compile_error_message(source: str, name: str, evalue: str) -> str:
-    """What a test says when ``name``'s cell failed to compile: the kernel's message, the cell and the line.
-
-    ``evalue`` is IPython's, e.g. "invalid syntax (80963178.py, line 2)"; the line number counts from the
-    cell's first line, and the line itself is quoted from ``source``.
-    """
-    found = _AT_LINE.match(evalue.strip())
-    if not found:
-        return f"{evalue} in the answer cell that defines {name}; {name} was never defined"
-    lineno = int(found["line"])
-    lines = source.splitlines()
-    text = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
-    quoted = f": {text[:120]}" if text else ""
-    return (f"{found['msg']}, line {lineno} of the answer cell that defines {name}{quoted} "
-            f"(the cell never ran, so {name} is not defined)")
 
 
 def kernel_side_checks(args, kwargs: dict, mode: str) -> set[str]:
@@ -135,6 +99,28 @@ def kernel_note(checks: set[str]) -> str:
 
 def _error(ename: str, evalue: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+@dataclass
+class _TestRun:
+    """One test cell across the two passes: its namespace, the parts left for pass 2, and what it shows."""
+
+    ns: dict
+    rest: list[str] = field(default_factory=list)  # code of its parts from the first hidden one (pass 2)
+    text: str = ""  # what pass 1 printed and forwarded
+    checks: set[str] = field(default_factory=set)  # what it relied on the learner's kernel to report
+    failure: tuple[str, str] | None = None
+    precision: str | None = None  # the tolerance's state where pass 1 stopped (``asserts.noted_precision``)
+
+    def show(self, cell) -> None:
+        """The cell's outputs: what pass 1 printed, the kernel note (last but the failure: the report shows it
+        for a test that passed), the failure."""
+        if self.text:
+            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=self.text))
+        if self.checks:
+            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=kernel_note(self.checks)))
+        if self.failure:
+            cell.outputs.append(_error(*self.failure))
 
 
 class FunctionProxy:
@@ -213,23 +199,14 @@ class IsolatedRunner:
 
     # -- the run ----------------------------------------------------------------------------
     def run(self, nb):
-        self.kernel = LearnerKernel(kernel_name=self.kernel_name)
-        self.kernel.start()
-        # The deadline counts from a ready kernel: a slow start on a loaded machine must not eat the learner's
-        # budget (the start itself is bounded by jupyter_client's own timeout). Replays after a restart count.
-        self._t_end = time.monotonic() + self.deadline
-        self.kernel.deadline_at = self._t_end
+        """Grade ``nb`` in place: pass 1 in K1 (every learner cell, the visible parts), then, once K1 is gone, pass 2
+        in a fresh K2 (the hidden parts); see the module docstring."""
         setup_ns: dict = {"__name__": "__rlprep_tests__", "__builtins__": builtins}
+        tests: dict[int, _TestRun] = {}
+        self._start_kernel()
         try:
-            # nbgrader restores deleted test cells but not deleted locked setup cells: run those first
-            present = {(c.get("metadata", {}).get("nbgrader", {}).get("grade_id"), c.source)
-                       for c in nb.cells if c.cell_type == "code"}
-            for gid, (source, kind) in self.trusted.items():
-                if kind == "setup" and (gid, source) not in present:
-                    scratch = nbformat.v4.new_code_cell(source)
-                    self._exec_here(source, setup_ns, scratch)
-                    self.kernel.execute(source, timeout=max(0.5, min(self.cell_timeout, self.remaining())))
-            for cell in nb.cells:
+            self._missing_setup(nb, setup_ns)
+            for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue
                 cell.outputs = []
@@ -248,12 +225,67 @@ class IsolatedRunner:
                     self._run_in_kernel(cell)
                 elif kind == "test":
                     cell.source = self.trusted[cell.metadata.nbgrader.grade_id][0]
-                    self._run_test(cell, setup_ns)
+                    tests[index] = self._run_visible(cell, setup_ns)
                 else:
                     self._note_compile_error(cell, self._run_in_kernel(cell))
         finally:
-            self.kernel.shutdown()
+            self.kernel.shutdown()  # K1, its sandbox and its scratch space are gone before any hidden input is sent
+        if any(t.rest for t in tests.values()):
+            self._run_hidden(nb, tests)
+        for index, test in tests.items():
+            test.show(nb.cells[index])
         return nb
+
+    def _start_kernel(self) -> None:
+        """Start a fresh kernel in a fresh sandbox. The deadline counts from a ready kernel: a slow start on a loaded
+        machine must not eat the learner's budget (the start itself is bounded by jupyter_client's own timeout), so
+        the second kernel's start moves it on too. Replays after a restart count."""
+        t0 = time.monotonic()
+        self.kernel = LearnerKernel(kernel_name=self.kernel_name)
+        self.kernel.start()
+        self._t_end = (self._t_end + time.monotonic() - t0) if self._t_end else time.monotonic() + self.deadline
+        self.kernel.deadline_at = self._t_end
+
+    def _missing_setup(self, nb, setup_ns: dict | None) -> None:
+        """nbgrader restores deleted test cells but not deleted locked setup cells: run those first (here too,
+        unless ``setup_ns`` is None)."""
+        present = {(c.get("metadata", {}).get("nbgrader", {}).get("grade_id"), c.source)
+                   for c in nb.cells if c.cell_type == "code"}
+        for gid, (source, kind) in self.trusted.items():
+            if kind == "setup" and (gid, source) not in present:
+                if setup_ns is not None:
+                    self._exec_here(source, setup_ns, nbformat.v4.new_code_cell(source))
+                self.kernel.execute(source, timeout=max(0.5, min(self.cell_timeout, self.remaining())))
+
+    def _run_hidden(self, nb, tests: dict[int, _TestRun]) -> None:
+        """Pass 2: a fresh kernel runs the setup and learner cells again (their outputs dropped) and answers the
+        hidden parts of each test, in notebook order; it stops after the last test with a hidden part left."""
+        self.uncompiled = {}
+        last = max(i for i, t in tests.items() if t.rest)
+        self._start_kernel()
+        try:
+            self._missing_setup(nb, None)
+            for index, cell in enumerate(nb.cells[:last + 1]):
+                if cell.cell_type != "code":
+                    continue
+                kind = self.classify(cell)
+                if kind == "demo" or (kind == "test" and not tests.get(index, _TestRun({})).rest):
+                    continue
+                if self.remaining() <= 0:
+                    if kind == "test":
+                        why = f"grading stopped after its {self.deadline:g} s limit before this test's hidden part ran"
+                        tests[index].failure = ("GradingDeadline", why)
+                    continue
+                if kind == "setup":
+                    self.kernel.execute(self.trusted[cell.metadata.nbgrader.grade_id][0],
+                                        timeout=max(0.5, min(self.cell_timeout, self.remaining())))
+                elif kind == "test":
+                    self._run_rest(tests[index])
+                else:
+                    run = self.kernel.execute(cell.source, timeout=max(0.5, min(self.cell_timeout, self.remaining())))
+                    self._note_compile_error(cell, run)
+        finally:
+            self.kernel.shutdown()
 
     def _run_in_kernel(self, cell):
         timeout = max(0.5, min(self.cell_timeout, self.remaining()))
@@ -307,7 +339,8 @@ class IsolatedRunner:
             self._forwarded += [o.get("text", "") for o in stdout]
         return result
 
-    def _run_test(self, cell, setup_ns: dict) -> None:
+    def _run_visible(self, cell, setup_ns: dict) -> _TestRun:
+        """Pass 1 of a test cell: its parts up to the first hidden one, calling the learner's functions in K1."""
         ns = dict(setup_ns)
         for name in self.graded_names:
             ns[name] = FunctionProxy(self, name)
@@ -315,24 +348,35 @@ class IsolatedRunner:
         self._kernel_checks = set()
         begin_test()
         out = io.StringIO()
-        failure = None
-        for part, hidden in split_hidden(cell.source):
-            if not part.strip():
-                continue
-            self._hidden = hidden
-            try:  # a hidden part shows nothing but its failure: not its own prints, not its calls'
-                failure = self._exec_test_part(part, ns, io.StringIO() if hidden else out, hidden)
-            finally:
-                self._hidden = False
-            if failure:
+        parts = [(code, hidden) for code, hidden in split_hidden(cell.source) if code.strip()]
+        first_hidden = next((k for k, (_, hidden) in enumerate(parts) if hidden), len(parts))
+        test = _TestRun(ns)
+        for part, _ in parts[:first_hidden]:
+            test.failure = self._exec_test_part(part, ns, out, hidden=False)
+            if test.failure:
                 break
-        text = "".join(self._forwarded) + out.getvalue()
-        if text:
-            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text))
-        if self._kernel_checks:  # its own output, last: the report shows it for a test that passed
-            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=kernel_note(self._kernel_checks)))
-        if failure:
-            cell.outputs.append(_error(*failure))
+        else:
+            test.rest = [code for code, _ in parts[first_hidden:]]
+        test.text = "".join(self._forwarded) + out.getvalue()
+        test.checks = set(self._kernel_checks)
+        test.precision = noted_precision()
+        return test
+
+    def _run_rest(self, test: _TestRun) -> None:
+        """Pass 2 of a test cell: the rest of its parts, from its first hidden one, in K2; each shows its verdict
+        in the hidden form (a visible part after a hidden one too: the kernel answering it has met hidden inputs),
+        and nothing it prints."""
+        self._kernel_checks = set()
+        begin_test(test.precision)
+        self._hidden = True
+        try:
+            for part in test.rest:
+                test.failure = self._exec_test_part(part, test.ns, io.StringIO(), hidden=True)
+                if test.failure:
+                    break
+        finally:
+            self._hidden = False
+        test.checks |= self._kernel_checks
 
     @staticmethod
     def _exec_test_part(source: str, ns: dict, out, hidden: bool) -> tuple[str, str] | None:
@@ -354,38 +398,6 @@ class IsolatedRunner:
         except (Exception, SystemExit) as err:  # noqa: BLE001
             return type(err).__name__, "a hidden check failed" if hidden else (str(err) or "a check failed")
         return None
-
-
-def _hidden_runs(source: str) -> list[tuple[list[str], bool]]:
-    """The lines of a test cell in runs: [(lines, hidden)], visible and hidden alternating, marker lines dropped."""
-    runs: list[tuple[list[str], bool]] = [([], False)]
-    for line in source.split("\n"):
-        lines, hidden = runs[-1]
-        if HIDDEN_BEGIN in line or HIDDEN_END in line:  # a marker line is dropped, as nbgrader drops it
-            if hidden != (HIDDEN_BEGIN in line):
-                runs.append(([], not hidden))
-        else:
-            lines.append(line)
-    return runs
-
-
-def split_hidden(source: str) -> list[tuple[str, bool]]:
-    """[(code, hidden)] of a test cell, in order: the visible part, the hidden block, the rest (one pair more per
-    further block). The marker lines (``### BEGIN/END HIDDEN TESTS``) belong to no part, so each part compiles on
-    its own. ``hidden_code`` uses it; ``released_source`` reads the same runs line by line (``_hidden_runs``, the one
-    splitter of hidden tests in the project)."""
-    return [("\n".join(lines), hidden) for lines, hidden in _hidden_runs(source)]
-
-
-def hidden_code(source: str) -> str:
-    """The hidden blocks of a test cell ('' when it has none)."""
-    return "\n".join(code for code, hidden in split_hidden(source) if hidden)
-
-
-def released_source(source: str) -> str:
-    """The test cell as a release shows it: hidden blocks and their marker lines removed, line for line what
-    nbgrader's ``ClearHiddenTests`` leaves."""
-    return "\n".join(line for lines, hidden in _hidden_runs(source) if not hidden for line in lines)
 
 
 try:  # the nbgrader preprocessor; nbgrader is an instructor/grader dependency

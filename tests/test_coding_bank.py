@@ -47,6 +47,25 @@ def test_library_cross_check(slug):
     assert all(r.passed for r in report.results if r.name in library_props)
 
 
+ISSUE_LIST = {  # issue 36's list of what the bank must cover, by topic
+    "components": ["softmax", "logsumexp", "cross_entropy", "layer_norm", "rms_norm", "causal_attention",
+                   "gqa_attention", "rope", "kv_cache_decode", "lora_linear", "swiglu", "vit_patchify"],
+    "decoding": ["temperature_sampling", "top_k_filter", "top_p_filter", "beam_search", "repetition_penalty",
+                 "speculative_accept"],
+    "optimisation": ["adamw_step", "clip_grad_norm", "cosine_warmup", "grad_accumulation"],
+    "rl": ["discounted_returns", "gae", "ppo_loss", "grpo_advantages", "grpo_loss", "dpo_loss", "bradley_terry",
+           "kl_estimators", "truncated_is", "infonce"],
+    "training": ["sft_step", "sequence_packing", "bandit_policy_gradient"],
+    "infra": ["image_diff_bbox", "topk_heap", "lru_cache", "bpe_merge", "reservoir_sampling", "paged_kv_allocator"],
+}
+
+
+def test_bank_holds_at_least_40_problems_covering_the_issue_list():
+    assert len(BANK) >= 40
+    for topic, slugs in ISSUE_LIST.items():
+        assert {s: BANK[s].topic for s in slugs if s in BANK} == {s: topic for s in slugs}, topic
+
+
 def test_bank_covers_every_topic_with_bilingual_statements():
     assert {p.topic for p in BANK.values()} == set(TOPICS)
     for p in BANK.values():

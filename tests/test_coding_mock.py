@@ -81,3 +81,44 @@ def test_mock_coding_list_json_and_bad_input(tmp_path):
     assert bad.returncode == 2 and "no coding problem 'no_such_problem'" in bad.stderr and "fix:" in bad.stderr
     bad = run_cli(["mock", "--coding", "--problem", "softmax", "--retest", "day9"], tmp_path / "home")
     assert bad.returncode == 2 and "has no retest 'day9'" in bad.stderr
+
+
+def test_the_third_round_ends_with_a_coding_round(tmp_path, monkeypatch):
+    """After the third round's questions, a problem of at most 20 minutes on the same input (here: quit at once,
+    answer the follow-ups); with --answers FILE or --no-coding it is skipped."""
+    import argparse
+    import io
+
+    from rlprep.coding.cli import THIRD_ROUND_CODING_MINUTES, third_round
+
+    monkeypatch.setenv("RLPREP_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\nfirst\n\nsecond\n\nthird\n\n"))
+    args = argparse.Namespace(no_coding=False, answers=None, coding_dir=None, lang="en", seed=3)
+    asked = []
+    assert third_round(args, lambda a: asked.append(a) or 0) == 0 and asked == [args]
+    with CodingLog(tmp_path / "home" / "history.sqlite") as log:
+        (attempt,) = log.attempts()
+    assert attempt["outcome"] == "failed" and attempt["limit_seconds"] <= 60 * THIRD_ROUND_CODING_MINUTES
+    assert [f["answer"] for f in attempt["follow_ups"]][:2] == ["first", "second"]
+    for skipped in (argparse.Namespace(no_coding=True, answers=None), argparse.Namespace(no_coding=False,
+                                                                                         answers=tmp_path / "a.txt")):
+        assert third_round(skipped, lambda a: 0) == 0
+    with CodingLog(tmp_path / "home" / "history.sqlite") as log:
+        assert len(log.attempts()) == 1
+
+
+def test_rlprep_coding_grade(tmp_path):
+    import json
+
+    from rlprep.coding.bank import get_problem
+
+    problem = get_problem("topk_heap")  # its file imports no torch: a quick sandboxed grade
+    good = tmp_path / "good.py"
+    good.write_text(reference_source(problem))
+    proc = run_cli(["coding", "grade", str(good), "--problem", "topk_heap", "--json"], tmp_path / "home")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0 and report["passed"] == report["total"] == 6, proc.stderr
+    bad = tmp_path / "bad.py"
+    bad.write_text(problem.module("bugs").BUGS[0].apply(reference_source(problem)))
+    proc = run_cli(["coding", "grade", str(bad), "--problem", "topk_heap"], tmp_path / "home")
+    assert proc.returncode == 1 and "FAIL  matches heapq.nlargest on a random stream" in proc.stdout

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from harness import ZEROS_GAE, cell, grade, submission, untouched
+import os
+import sys
+from pathlib import Path
+
+from harness import SRC, ZEROS_GAE, cell, grade, submission, untouched
+
+from rlprep.grading import sandbox
+
+ROOT = SRC.parent
 
 
 def test_kernel_cannot_plant_code_where_the_grader_imports_from(tmp_path, env, sandboxed):
@@ -72,3 +80,43 @@ def test_kernel_cannot_read_the_graders_secrets(tmp_path, env):
     assert graded.score == 0
     assert "raised ValueError" in graded.stdout  # the learner's own message does come back
     assert secret not in graded.stdout and "RLPREP_CACHE" not in graded.stdout
+
+
+def visible(mounts: list[str], path: Path) -> bool:
+    """Whether ``path`` is inside a folder that ``mounts`` (bubblewrap arguments) binds, and not masked there by a
+    tmpfs mounted at or above it, below that folder."""
+    binds = [Path(mounts[i + 1]) for i, a in enumerate(mounts) if a in ("--ro-bind", "--bind")]
+    masks = [Path(mounts[i + 1]) for i, a in enumerate(mounts) if a == "--tmpfs"]
+    for bound in binds:
+        if bound == path or bound in path.parents:
+            if not any((m == path or m in path.parents) and (bound == m or bound in m.parents) for m in masks):
+                return True
+    return False
+
+
+def test_an_import_path_the_interpreter_does_not_need_is_not_mounted(monkeypatch, tmp_path):
+    # PYTHONPATH=<repository root>, pytest's tests/ folders and an unrelated folder on the grader's sys.path
+    # reach the sandbox as folders it mounts, unless the mounts come from the interpreter alone.
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "attacks"),
+                                      str(other)])
+    mounts = sandbox._python_mounts()
+    for path in (ROOT / "solutions", ROOT / "tests", ROOT / "autograder", other):
+        assert not visible(mounts, path), (path, mounts)
+    assert visible(mounts, Path(sys.prefix).resolve()) and visible(mounts, Path(os.__file__).resolve().parent)
+
+
+def test_the_graders_pythonpath_does_not_expose_the_repository(tmp_path, env, sandboxed):
+    # A grader started with PYTHONPATH=<repository root> (or under pytest): the kernel must not read solutions/.
+    answer = f"""
+import os
+def compute_gae(rewards, values, dones, last_value, gamma=0.99, lam=0.95):
+    found = [p for p in ({str(ROOT / "solutions")!r}, {str(ROOT / "tests")!r}, {str(ROOT / "autograder")!r})
+             if os.path.exists(p)]
+    raise ValueError("FOUND:" + repr(found))
+"""
+    path = os.pathsep.join([str(ROOT), str(ROOT / "tests"), str(SRC)])
+    graded = grade(submission(tmp_path, answer), {**env, "PYTHONPATH": path})
+    assert graded.report["sandbox"] == "bubblewrap"
+    assert "FOUND:[]" in graded.stdout, graded.stdout[-2000:]

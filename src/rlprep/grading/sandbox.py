@@ -201,34 +201,86 @@ def _link_hops(path: Path) -> list[Path]:
     return hops
 
 
+def _never_mounted() -> list[Path]:
+    """Folders the kernel must never see, even inside a folder it gets: the course checkout (``solutions/``, the
+    labs' fixtures), the grader's working folder (a course folder and its gradebook), the rlprep package and the
+    ``src/`` of an editable install (the reference solutions), the checkpoint and gradebook cache, the learner's data."""
+    import rlprep
+    from rlprep.paths import _user_dir, repo_root
+
+    package = Path(rlprep.__file__).resolve().parent
+    found = [package, Path.cwd().resolve()]
+    if package.parent.name != "site-packages" and package.parent.name != "dist-packages":
+        found.append(package.parent)  # src/ of an editable install
+    for folder in (repo_root(), os.environ.get("RLPREP_CACHE") or _user_dir("cache"),
+                   os.environ.get("RLPREP_HOME") or _user_dir("data")):
+        if folder:
+            found.append(Path(folder).expanduser().resolve())
+    return [p for p in dict.fromkeys(found) if p != Path("/")]
+
+
+def _pth_targets(site_dirs: list[Path]) -> list[Path]:
+    """The folders the ``.pth`` files of ``site_dirs`` add to ``sys.path`` (lines that are paths, not ``import``)."""
+    found = []
+    for site_dir in site_dirs:
+        for pth in sorted(site_dir.glob("*.pth")) if site_dir.is_dir() else []:
+            try:
+                lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    found.append((site_dir / line).absolute())
+    return found
+
+
+def _interpreter_paths() -> tuple[list[Path], list[Path]]:
+    """``(own, added)``: the folders the interpreter itself needs (its prefixes, the links its executable passes
+    through, the standard library and site-packages), and those its site-packages' ``.pth`` files add. Nothing else
+    from the grader's ``sys.path``: ``PYTHONPATH`` (a repository root, pytest's ``tests/``) never reaches the kernel,
+    whose ``sys.path`` is its own interpreter's."""
+    import site
+    import sysconfig
+
+    prefixes = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix}
+    own = [Path(p) for p in prefixes] + _link_hops(Path(sys.executable))
+    site_dirs = [Path(p) for p in site.getsitepackages(list(prefixes))]
+    own += site_dirs + [Path(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    return own, _pth_targets(site_dirs)
+
+
 def _python_mounts() -> list[str]:
-    """The Python installation and every import path, minus what the kernel must not see.
+    """The Python installation, read-only, with what the kernel must not see (``_never_mounted``) left out.
 
     Each folder is mounted at its real path; a path the grader reaches through a link (a ``.venv`` that is a
     symbolic link, a site-packages under a linked folder) gets the same link inside the sandbox, so the
-    interpreter starts there under the very name the grader started it by.
+    interpreter starts there under the very name the grader started it by. A ``.pth`` target inside or above a
+    folder never mounted is left out; a never-mounted folder inside a mounted one (the rlprep package in
+    site-packages, a repository inside a conda prefix) is hidden behind an empty tmpfs.
     """
-    import rlprep
+    never = _never_mounted()
 
-    package = Path(rlprep.__file__).resolve().parent
-    hidden = {package.parent}  # src/ of an editable install: the whole package, builders and references
-    cwd = Path.cwd().resolve()
-    named = [Path(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix)]
-    named += _link_hops(Path(sys.executable))
-    named += [Path(entry).absolute() for entry in sys.path if entry and Path(entry).resolve() != cwd]
-    named = [p for p in named if p.is_dir() and p.resolve() not in hidden and p.resolve() != Path("/")]
+    def touches(path: Path) -> bool:  # inside a never-mounted folder, or holding one
+        return any(path == n or n in path.parents or path in n.parents for n in never)
+
+    own, added = _interpreter_paths()
+    named = [p.absolute() for p in own] + [p for p in added if not touches(p.resolve())]
+    named = [p for p in named if p.is_dir() and p.resolve() != Path("/")]
     roots = [Path(sys.executable).resolve().parent.parent, *(p.resolve() for p in named)]
     mounts, seen = [], []
     for root in sorted({r for r in roots if r.is_dir()}, key=lambda r: len(r.parts)):
-        if any(root == s or s in root.parents for s in seen) or root == Path("/") or root in hidden:
+        if any(root == s or s in root.parents for s in seen) or root == Path("/"):
             continue
         if str(root).startswith(("/usr/", "/etc/")):
-            continue
+            continue  # the system's, mounted apart
         seen.append(root)
         mounts += ["--ro-bind", str(root), str(root)]
-    # a regular install puts rlprep inside site-packages: hide it behind an empty folder
-    if any(package == s or s in package.parents for s in seen) or str(package).startswith("/usr/"):
-        mounts += ["--tmpfs", str(package)]
+    needed = {p.resolve() for p in own}
+    for hidden in never:  # inside a mounted folder (or /usr), and not the interpreter's: an empty folder in its place
+        inside = str(hidden).startswith("/usr/") or any(s in hidden.parents for s in seen)
+        if inside and hidden.is_dir() and not any(hidden == p or hidden in p.parents for p in needed):
+            mounts += ["--tmpfs", str(hidden)]
     return mounts + _links(named, seen)
 
 

@@ -97,6 +97,15 @@ def test_a_bug_whose_text_is_not_in_the_reference_is_reported():
         bad.apply(sources.reference_source(problem))
 
 
+@pytest.mark.parametrize("slug", list(BANK))
+def test_every_starter_compiles_and_scores_zero_as_it_is(slug):
+    problem = BANK[slug]
+    for retest in (None, "day2", "day7"):
+        starter = sources.starter_source(problem, retest)
+        compile(starter, f"{slug}.py", "exec")
+    assert grade_source(problem, starter, "day7", sandboxed=False).passed == 0
+
+
 def test_the_starter_file_states_the_problem_and_its_examples():
     problem = BANK["softmax"]
     starter = sources.starter_source(problem)

@@ -168,10 +168,12 @@ def starter_source(problem: Problem, retest: str | None = None, examples: str | 
     title = f"{problem.title.en} · {problem.title.zh}"
     head = [f"{title}  ({problem.slug}{', retest ' + retest if twist else ''}; target {problem.minutes} min)", ""]
     if twist:
-        head += [f"RETEST ({retest}): {twist.twist.en}", f"复测（{retest}）：{twist.twist.zh}", ""]
-    head += [problem.statement.en, "", problem.contract.en, "", problem.statement.zh, "", problem.contract.zh, "",
-             f"The library function this mirrors / 对应的库函数: {problem.library}", "",
-             "Examples / 示例:", examples if examples is not None else examples_text(problem, retest), "",
-             COMMANDS_HELP]
-    doc = "\n".join(head).replace("\\", "\\\\")
+        head += [textwrap.fill(f"RETEST ({retest}): {twist.twist.en}", width=100), f"复测（{retest}）：{twist.twist.zh}", ""]
+    texts = [problem.statement.en, problem.contract.en, problem.statement.zh, problem.contract.zh,
+             f"The library function this mirrors / 对应的库函数: {problem.library}"]
+    for text in texts:
+        head += [textwrap.fill(text, width=100, break_on_hyphens=False), ""]
+    head += ["Examples / 示例:", examples if examples is not None else examples_text(problem, retest), "",
+             textwrap.fill(COMMANDS_HELP, width=100, break_on_hyphens=False)]
+    doc = "\n".join(head).replace("\\", "\\\\").replace('"""', "'''")  # a driver's docstring must not end ours
     return f'"""{doc}\n"""\n\n{problem.signature}'

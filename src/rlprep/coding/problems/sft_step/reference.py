@@ -21,4 +21,4 @@ def sft_step(model, optimizer, input_ids, attention_mask, prompt_lengths):
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
-    return float(loss)
+    return float(loss.detach())

@@ -7,7 +7,8 @@ import torch
 
 from rlprep import prefix_sharing
 from rlprep.profiles import get_profile
-from rlprep.rollout import generate, position_ids_from_mask
+from rlprep.model_inputs import position_ids_from_mask
+from rlprep.rollout import generate
 from rlprep.tinyworld import build_tokenizer
 from rlprep.tinyworld.model import build_model
 from rlprep.trainers.sequences import forward_logits

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from rlprep.profiles import get_profile
-from rlprep.rollout import generate, kv_cache_name, position_ids_from_mask, token_logprobs
+from rlprep.model_inputs import kv_cache_name, position_ids_from_mask
+from rlprep.rollout import generate, token_logprobs
 from rlprep.tinyworld import build_tokenizer
 from rlprep.tinyworld.model import build_model
 

@@ -27,7 +27,8 @@ import torch
 
 from rlprep.algos.distill_losses import forward_kl_per_token, reverse_kl_per_token
 from rlprep.live import History
-from rlprep.rollout import generate, position_ids_from_mask
+from rlprep.model_inputs import position_ids_from_mask
+from rlprep.rollout import generate
 
 MODES = ("forward", "reverse")
 

@@ -54,3 +54,12 @@ def repo_root() -> Path | None:
         if (parent / "pyproject.toml").is_file() and (parent / "solutions").is_dir():
             return parent
     return None
+
+
+def course_root(root=None) -> Path:
+    """``root`` (default: :func:`repo_root`) when it holds ``solutions/``; else an error naming the fix."""
+    root = Path(root) if root else repo_root()
+    if root is None or not (root / "solutions").is_dir():
+        raise RlprepError("no solutions/ folder found: rlprep release works on a course checkout",
+                          "run it from the rlprep repository (the folder holding solutions/ and labs/)")
+    return root

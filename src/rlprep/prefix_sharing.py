@@ -24,7 +24,7 @@ import os
 
 import torch
 
-from rlprep.rollout import kv_cache_name, position_ids_from_mask  # rollout imports this module lazily, in generate()
+from rlprep.model_inputs import kv_cache_name, position_ids_from_mask
 
 
 def enabled() -> bool:

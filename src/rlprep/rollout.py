@@ -13,11 +13,13 @@ columns, which shifts every real token of a padded row. Both functions therefore
 from __future__ import annotations
 
 import contextlib
-import inspect
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+
+from rlprep import prefix_sharing
+from rlprep.model_inputs import kv_cache_name, position_ids_from_mask
 
 
 @dataclass
@@ -64,17 +66,6 @@ def select_rows(rollout: Rollout, rows: torch.Tensor) -> Rollout:
     return picked
 
 
-def kv_cache_name(model) -> str:
-    """The keyword (and output field) that carries the KV cache: transformers 5.20+ calls it ``cache``; earlier
-    5.x releases, such as the 5.17 on our GPU image, ``past_key_values``."""
-    inner = getattr(model, "module", model)  # a DDP / accelerate wrapper's forward takes **kwargs only
-    return "cache" if "cache" in inspect.signature(inner.forward).parameters else "past_key_values"
-
-def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
-    """[B, L] -> [B, L]: each row's real tokens numbered 0, 1, ... (pad columns get 0)."""
-    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
-
-
 def _left_pad(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
     rows = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]  # one batched call (fast tokenizer)
     for i, row in enumerate(rows):
@@ -107,7 +98,6 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, temperat
     Returns:
         :class:`Rollout` with ``logprobs[b, t] = log softmax(logits / temperature)[sampled token]``.
     """
-    from rlprep import prefix_sharing  # it builds on this module's helpers
 
     if not prompts:
         raise ValueError("prompts is empty: pass at least one prompt")

@@ -87,10 +87,10 @@ def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = N
     ``ids`` names the students (default ``s01..``); ``jobs`` autograde processes (grades do not depend on it).
     """
     from rlprep.grading import sandbox
-    from rlprep.grading.release import _root
     from rlprep.grading.templating import rendered_solution
+    from rlprep.paths import course_root
 
-    root = _root(root)
+    root = course_root(root)
     labs = _labs(labs, root)
     if n_students < 1:
         raise RlprepError(f"--students must be at least 1, got {n_students}", "pass e.g. --students 6")

@@ -223,6 +223,6 @@ def expected_grade(gradebook_nb, plan: Plan, root: Path) -> tuple[float, float, 
 
 
 def _defined(cell) -> list[str]:
-    from rlprep.grading.executor import defined_functions
+    from rlprep.grading.selfgrade import def_names
 
-    return defined_functions(reference_answer(cell))
+    return def_names(reference_answer(cell))

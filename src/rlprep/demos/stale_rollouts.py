@@ -31,11 +31,12 @@ from typing import Callable
 
 import torch
 
+from rlprep.algos import importance_sampling
 from rlprep.demos.lab_runs import profile_note, record_cli, save_record
 from rlprep.live import History
 from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer, train_grpo
-from rlprep.trainers.sequences import completion_logprobs, frozen_copy, reference
+from rlprep.trainers.sequences import completion_logprobs, frozen_copy
 
 CORRECTIONS = ("none", "tis")
 
@@ -90,7 +91,7 @@ class StaleGRPOTrainer(GRPOTrainer):
     def __init__(self, config: StaleGRPOConfig, policy=None, tokenizer=None, task=None, *,
                  importance_weights: Callable | None = None, group_advantages: Callable | None = None):
         super().__init__(config, policy, tokenizer, task, group_advantages=group_advantages)
-        self.importance_weights = importance_weights or reference("importance_sampling", "importance_weights")
+        self.importance_weights = importance_weights or importance_sampling.importance_weights
         self.behavior = frozen_copy(self.policy)
         # snapshots[0] is the policy after step s - k: the one that samples step s's rollouts
         self.snapshots = deque([copy.deepcopy(self.policy.state_dict())], maxlen=config.staleness + 1)

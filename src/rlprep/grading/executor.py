@@ -35,7 +35,6 @@ K itself runs in a sandbox (``rlprep.grading.sandbox``).
 
 from __future__ import annotations
 
-import ast
 import builtins
 import contextlib
 import io
@@ -57,13 +56,18 @@ DEMO_NOTE = "[rlprep] demo cell: skipped during grading\n"
 KERNEL_NOTE_MARK = "[rlprep] checked in the learner's kernel:"  # starts the note of a test that relies on it
 
 
-def defined_functions(source: str) -> list[str]:
-    """Top-level ``def`` names in a cell's source (the graded functions of an answer cell)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+def runner_inputs(cells) -> tuple[list[str], dict[str, tuple[str, str]]]:
+    """``(graded function names, trusted)`` of a notebook, from ``(grade_id, source, solution, locked, grade)`` per
+    code cell: the ``def`` names of its answer cells, and ``{grade_id: (source, "test" or "setup")}`` of its locked
+    cells, the only code that runs in the grader. One rule for a notebook (:meth:`IsolatedRunner.trusting`) and
+    for a gradebook (``IsolatedExecute``)."""
+    names, trusted = [], {}
+    for grade_id, source, solution, locked, grade in cells:
+        if solution:
+            names += def_names(source)
+        elif locked:
+            trusted[grade_id] = (source, "test" if grade else "setup")
+    return names, trusted
 
 
 def kernel_side_checks(args, kwargs: dict, mode: str) -> set[str]:
@@ -174,15 +178,9 @@ class IsolatedRunner:
     @classmethod
     def trusting(cls, nb, **kwargs) -> "IsolatedRunner":
         """A runner that trusts the notebook's own locked cells (for an instructor's notebook, or tests)."""
-        trusted, names = {}, []
-        for cell in nb.cells:
-            nbg = cell.get("metadata", {}).get("nbgrader", {})
-            if cell.cell_type != "code" or "grade_id" not in nbg:
-                continue
-            if nbg.get("solution"):
-                names += defined_functions(cell.source)
-            elif nbg.get("locked"):
-                trusted[nbg["grade_id"]] = (cell.source, "test" if nbg.get("grade") else "setup")
+        graded = [(cell, cell.get("metadata", {}).get("nbgrader", {})) for cell in nb.cells if cell.cell_type == "code"]
+        names, trusted = runner_inputs((nbg["grade_id"], cell.source, nbg.get("solution"), nbg.get("locked"),
+                                        nbg.get("grade")) for cell, nbg in graded if "grade_id" in nbg)
         return cls(names, trusted, **kwargs)
 
     def classify(self, cell) -> str:
@@ -418,18 +416,13 @@ if NbGraderPreprocessor is not None:
 
         def preprocess(self, nb, resources):
             info = resources["nbgrader"]
-            trusted, names = {}, []
             with Gradebook(info["db_url"]) as gb:
                 source_nb = gb.find_notebook(info["notebook"], info["assignment"])
                 grade_ids = {c.name for c in source_nb.grade_cells}
                 solution_ids = {c.name for c in source_nb.solution_cells}
-                for sc in source_nb.source_cells:
-                    if sc.cell_type != "code":
-                        continue
-                    if sc.name in solution_ids:
-                        names += defined_functions(sc.source)
-                    elif sc.locked:
-                        trusted[sc.name] = (sc.source, "test" if sc.name in grade_ids else "setup")
+                names, trusted = runner_inputs((sc.name, sc.source, sc.name in solution_ids, sc.locked,
+                                                sc.name in grade_ids)
+                                               for sc in source_nb.source_cells if sc.cell_type == "code")
             runner = IsolatedRunner(names, trusted, cell_timeout=self.cell_timeout, call_timeout=self.call_timeout,
                                     deadline=self.deadline, kernel_name=self.kernel_name)
             return runner.run(nb), resources

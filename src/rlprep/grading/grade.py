@@ -293,12 +293,13 @@ def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float =
     from nbgrader.api import Gradebook
 
     from rlprep.grading import sandbox
-    from rlprep.grading.release import _root, api_for, list_labs
+    from rlprep.grading.release import api_for, list_labs
+    from rlprep.paths import course_root
 
     t0 = time.monotonic()
     path = resolve_submission(path)
     nb = read_submission(path)
-    solutions = Path(solutions) if solutions else _root() / "solutions"
+    solutions = Path(solutions) if solutions else course_root() / "solutions"
     lab = lab_of(path, nb, list_labs(solutions.parent), solutions)
     refused = sandbox.refusal()  # before anything runs: never the learner's code as root without a sandbox
     if refused is not None:

@@ -23,20 +23,12 @@ import nbformat
 
 from rlprep.errors import RlprepError
 from rlprep.grading import authoring, templating
-from rlprep.paths import repo_root
-
-
-def _root(root=None) -> Path:
-    root = Path(root) if root else repo_root()
-    if root is None or not (root / "solutions").is_dir():
-        raise RlprepError("no solutions/ folder found: rlprep release works on a course checkout",
-                          "run it from the rlprep repository (the folder holding solutions/ and labs/)")
-    return root
+from rlprep.paths import course_root
 
 
 def list_labs(root=None) -> list[str]:
     """Lab names: ``solutions/<lab>/<lab>.ipynb`` that exist, sorted."""
-    sol = _root(root) / "solutions"
+    sol = course_root(root) / "solutions"
     return sorted(p.name for p in sol.iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 
@@ -71,10 +63,10 @@ def apply_grading_config(c) -> None:
     c.OverwriteCells.add_missing_cells = True
     from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteKernelspec
 
-    from rlprep.grading.missing_cells import RestoreMissingCells  # nbgrader's restore fails on some deletions
+    from rlprep.grading.missing_cells import RepairCells, RestoreMissingCells  # nbgrader fails on these hand-ins
 
-    c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreMissingCells,
-                                          CheckCellMetadata]
+    c.Autograde.sanitize_preprocessors = [RepairCells, ClearOutput, DeduplicateIds, OverwriteKernelspec,
+                                          RestoreMissingCells, CheckCellMetadata]
     c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", templating.FIXTURES]
     from nbgrader.converters import GenerateAssignment
 
@@ -143,7 +135,7 @@ def normalize(nb):
 
 def release_lab(lab: str, root=None, out_root=None, write_solution: bool = True) -> Path:
     """Release one lab into ``<out_root>/labs/<lab>/<lab>.ipynb`` (out_root defaults to the repo)."""
-    root = _root(root)
+    root = course_root(root)
     out_root = Path(out_root) if out_root else root
     solution = root / "solutions" / lab / f"{lab}.ipynb"
     if not solution.is_file():
@@ -186,7 +178,7 @@ def backup_learner_work(target: Path) -> Path | None:
 
 def out_of_sync(root=None) -> list[str]:
     """Labs whose committed labs/ or solutions/ notebook differs from a fresh release (bytes)."""
-    root = _root(root)
+    root = course_root(root)
     stale = []
     with tempfile.TemporaryDirectory(prefix="rlprep-release-check-") as tmp:
         for lab in list_labs(root):
@@ -206,7 +198,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    root = _root()
+    root = course_root()
     if args.check:
         stale = out_of_sync(root)
         for item in stale:

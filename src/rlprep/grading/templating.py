@@ -138,9 +138,9 @@ def rendered_solution(lab: str, root=None):
     """``solutions/<lab>/<lab>.ipynb`` with its placeholders filled: what the gradebook is built from."""
     import nbformat
 
-    from rlprep.grading.release import _root
+    from rlprep.paths import course_root
 
-    folder = _root(root) / "solutions" / lab
+    folder = course_root(root) / "solutions" / lab
     nb = nbformat.read(folder / f"{lab}.ipynb", as_version=4)
     return render_notebook(nb, lab, folder) if has_placeholders(nb) else nb
 

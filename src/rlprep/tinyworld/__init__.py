@@ -7,38 +7,10 @@
 
 from __future__ import annotations
 
-from rlprep.errors import RlprepError
+from rlprep.tinyworld.tasks import TASKS, check_task, get_task
 from rlprep.tinyworld.tokenizer import build_tokenizer
 
-TASKS = ("arithmetic", "reviews", "multiturn")
-
 __all__ = ["TASKS", "build_tokenizer", "get_task", "load_policy"]
-
-
-def _check_task(name: str) -> str:
-    if not isinstance(name, str) or name.strip().lower() not in TASKS:
-        raise RlprepError(f"unknown task {name!r}", f"use one of {', '.join(TASKS)}")
-    return name.strip().lower()
-
-
-def get_task(name: str):
-    """The task object for ``name`` ("arithmetic", "reviews" or "multiturn").
-
-    "multiturn" returns a fresh :class:`~rlprep.tinyworld.tasks.multiturn.GuessNumberEnv` (call
-    ``reset(seed)`` then ``step(action)``); each call gives an independent environment.
-    """
-    name = _check_task(name)
-    if name == "arithmetic":
-        from rlprep.tinyworld.tasks.arithmetic import ArithmeticTask
-
-        return ArithmeticTask()
-    if name == "reviews":
-        from rlprep.tinyworld.tasks.reviews import ReviewsTask
-
-        return ReviewsTask()
-    from rlprep.tinyworld.tasks.multiturn import GuessNumberEnv
-
-    return GuessNumberEnv()
 
 
 def load_policy(task: str, profile=None, model: str | None = None, *, seed: int = 0):
@@ -58,7 +30,7 @@ def load_policy(task: str, profile=None, model: str | None = None, *, seed: int 
     from rlprep.profiles import Profile, get_profile
     from rlprep.tinyworld import checkpoints
 
-    name = _check_task(task)
+    name = check_task(task)
     resolved = profile if isinstance(profile, Profile) else get_profile(profile)
     if model is not None:
         return checkpoints.load_external(model, device=resolved.device)

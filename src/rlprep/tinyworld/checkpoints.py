@@ -50,7 +50,7 @@ def _quiet_transformers():
 def recipe_key(task: str, profile: Profile) -> str:
     """8 hex digits of the build recipe (the profile's numbers and the task's SFT budget fractions), so a change
     to either builds a new checkpoint instead of silently serving one trained under the old recipe."""
-    from rlprep.tinyworld import get_task
+    from rlprep.tinyworld.tasks import get_task
 
     spec = get_task(task)
     recipe = {"profile": dataclasses.asdict(profile), "version": VERSION,
@@ -122,7 +122,7 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     from safetensors.torch import save_file  # noqa: F401  (save_pretrained writes safetensors)
     from tqdm.auto import tqdm
 
-    from rlprep.tinyworld import get_task
+    from rlprep.tinyworld.tasks import get_task
     from rlprep.tinyworld.model import build_model, count_parameters
     from rlprep.tinyworld.sft import train_sft
     from rlprep.tinyworld.tokenizer import build_tokenizer
@@ -176,7 +176,7 @@ def build_notice(task_name: str, profile: Profile, target: Path, variant: str | 
     """What a learner reads before a warm start is built: what it is, that it is built once and cached, and about
     how long it takes (the measured build of this task and profile, when one was recorded)."""
     from rlprep import records
-    from rlprep.tinyworld import get_task
+    from rlprep.tinyworld.tasks import get_task
 
     steps = sft_config(get_task(task_name), profile).steps
     early = f", stopped early by the rule {variant}" if variant else ""

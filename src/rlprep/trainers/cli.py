@@ -174,15 +174,6 @@ def finish(history) -> int:
     return 0
 
 
-def run_module(name: str) -> None:
-    """``python -m rlprep.trainers.<name> ...`` runs ``rlprep train <name> ...`` (same errors, same exit codes)."""
-    import sys
-
-    from rlprep.cli import main
-
-    raise SystemExit(main(["train", name, *sys.argv[1:]]))
-
-
 # ------------------------------------------------------------------------------------------------ trainers
 def grpo_main(argv: list[str], prog: str) -> int:
     import math

@@ -28,11 +28,12 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from rlprep.algos import dpo as algos_dpo
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile
 from rlprep.trainers.config import TrainerConfig
 from rlprep.trainers.sequences import (adamw, completion_logprobs, forward_logits, frozen_copy, held_out_prompts,
-                                       pad_id, pad_left, reference, start_policy, tokenize_pairs, unwrap_model)
+                                       pad_id, pad_left, start_policy, tokenize_pairs, unwrap_model)
 
 SWEEP_BETAS = (0.01, 0.05, 0.1, 0.5, 1.0)
 
@@ -102,8 +103,8 @@ class DPOTrainer:
                                                                                     lambda p: load_policy("reviews", p))
         self.task = task if task is not None else get_task("reviews")
         self.reference = frozen_copy(self.policy)
-        self.sequence_logprobs = sequence_logprobs or reference("dpo", "sequence_logprobs")
-        self.dpo_loss = dpo_loss or reference("dpo", "dpo_loss")
+        self.sequence_logprobs = sequence_logprobs or algos_dpo.sequence_logprobs
+        self.dpo_loss = dpo_loss or algos_dpo.dpo_loss
         self.optimizer = adamw(self.policy.parameters(), lr=config.lr)
         self.pairs = self.task.preference_pairs(config.n_train_pairs, split="train", seed=config.seed)
         self.order = np.random.default_rng(config.seed).permutation(len(self.pairs))
@@ -247,7 +248,9 @@ def beta_sweep(betas: Sequence[float] = SWEEP_BETAS, config: DPOConfig | None = 
     return rows
 
 
-if __name__ == "__main__":
-    from rlprep.trainers.cli import run_module
+if __name__ == "__main__":  # the same command as `rlprep train dpo ...` (errors, exit codes)
+    import sys
 
-    run_module("dpo")
+    from rlprep.cli import main
+
+    raise SystemExit(main(["train", "dpo", *sys.argv[1:]]))

@@ -380,7 +380,9 @@ def train_grpo(config: GRPOConfig | None = None, *, policy=None, tokenizer=None,
     return history
 
 
-if __name__ == "__main__":
-    from rlprep.trainers.cli import run_module
+if __name__ == "__main__":  # the same command as `rlprep train grpo ...` (errors, exit codes)
+    import sys
 
-    run_module("grpo")
+    from rlprep.cli import main
+
+    raise SystemExit(main(["train", "grpo", *sys.argv[1:]]))

@@ -36,11 +36,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from rlprep.algos import ppo as algos_ppo
 from rlprep.live import History, run_steps
 from rlprep.profiles import Profile
-from rlprep.rollout import position_ids_from_mask
+from rlprep.model_inputs import position_ids_from_mask
 from rlprep.trainers.config import TrainerConfig
-from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy, held_out_prompts, reference,
+from rlprep.trainers.sequences import (autocast, completion_logprobs, frozen_copy, held_out_prompts,
                                        start_policy, unwrap_model)
 
 
@@ -197,16 +198,16 @@ class PPOTrainer:
         self.reference = frozen_copy(self.policy)
         self.reward_model = reward_model.to(self.device).eval()
         self.critic = ValueModel.from_trunk(reward_model.trunk, self.policy.config.n_embd).to(self.device).train()
-        self.masked_mean = masked_mean or reference("ppo", "masked_mean")
-        self.kl_penalized_rewards = kl_penalized_rewards or reference("ppo", "kl_penalized_rewards")
+        self.masked_mean = masked_mean or algos_ppo.masked_mean
+        self.kl_penalized_rewards = kl_penalized_rewards or algos_ppo.kl_penalized_rewards
         if compute_gae is not None and compute_gae_tokens is not None:
             raise ValueError("pass compute_gae (row-wise, numpy) or compute_gae_tokens, not both")
         self.compute_gae_tokens = (gae_tokens_from_rowwise(compute_gae) if compute_gae is not None
-                                   else compute_gae_tokens or reference("ppo", "compute_gae_tokens"))
+                                   else compute_gae_tokens or algos_ppo.compute_gae_tokens)
         # The references validate their input by reading values on the host (a device sync per call); the loop
         # feeds them its own tensors, so it turns that off. A learner's injected function is called as written.
-        self.ppo_clip_loss = ppo_clip_loss or functools.partial(reference("ppo", "ppo_clip_loss"), validate=False)
-        self.value_loss = value_loss or functools.partial(reference("ppo", "value_loss"), validate=False)
+        self.ppo_clip_loss = ppo_clip_loss or functools.partial(algos_ppo.ppo_clip_loss, validate=False)
+        self.value_loss = value_loss or functools.partial(algos_ppo.value_loss, validate=False)
         self.text_metrics = text_metrics
         """Optional ``text_metrics(prompts, texts) -> flat dict`` logged every round (what the policy writes)."""
         self.optimizer = torch.optim.AdamW(self.policy.parameters(), lr=config.lr, weight_decay=0.0)
@@ -385,7 +386,9 @@ def kl_sweep(kl_coefs: Sequence[float] = (0.0, 0.01, 0.05, 0.2), config: PPOConf
     return rows
 
 
-if __name__ == "__main__":
-    from rlprep.trainers.cli import run_module
+if __name__ == "__main__":  # the same command as `rlprep train ppo ...` (errors, exit codes)
+    import sys
 
-    run_module("ppo")
+    from rlprep.cli import main
+
+    raise SystemExit(main(["train", "ppo", *sys.argv[1:]]))

@@ -27,11 +27,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from rlprep.algos import reward_model as algos_reward_model
 from rlprep.live import History, atomic_write_bytes, run_steps
 from rlprep.profiles import Profile, get_profile
-from rlprep.rollout import position_ids_from_mask
+from rlprep.model_inputs import position_ids_from_mask
 from rlprep.trainers.config import TrainerConfig
-from rlprep.trainers.sequences import autocast, encode_pairs, reference, resolve_device, seed_everything
+from rlprep.trainers.sequences import autocast, encode_pairs, resolve_device, seed_everything
 
 
 class RewardModel(nn.Module):
@@ -182,7 +183,7 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
     config = config or RewardModelConfig.for_profile()
     profile = get_profile(config.profile)
     device = resolve_device(config.device, profile)
-    loss_fn = bradley_terry_loss or reference("reward_model", "bradley_terry_loss")
+    loss_fn = bradley_terry_loss or algos_reward_model.bradley_terry_loss
     seed_everything(config.seed)
     if policy is None:
         policy, tokenizer = load_policy("reviews", profile)
@@ -306,7 +307,9 @@ def best_of_n(policy, rm: RewardModel, tokenizer, prompts: list[str], ns: Sequen
     return result
 
 
-if __name__ == "__main__":
-    from rlprep.trainers.cli import run_module
+if __name__ == "__main__":  # the same command as `rlprep train reward_model ...` (errors, exit codes)
+    import sys
 
-    run_module("reward_model")
+    from rlprep.cli import main
+
+    raise SystemExit(main(["train", "reward_model", *sys.argv[1:]]))

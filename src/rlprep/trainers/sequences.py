@@ -9,7 +9,6 @@ otherwise; see the toolchain notes). Completion tensors are ``[B, C]``: the last
 from __future__ import annotations
 
 import contextlib
-import importlib
 import random
 from typing import Callable
 
@@ -18,12 +17,8 @@ import torch
 import torch.nn.functional as F
 
 from rlprep import prefix_sharing
-from rlprep.rollout import pad_id, position_ids_from_mask
-
-
-def reference(module: str, name: str) -> Callable:
-    """The reference implementation ``rlprep.algos.<module>.<name>`` (imported on first use)."""
-    return getattr(importlib.import_module(f"rlprep.algos.{module}"), name)
+from rlprep.model_inputs import position_ids_from_mask
+from rlprep.rollout import pad_id
 
 
 def seed_everything(seed: int) -> None:

@@ -69,7 +69,7 @@ def ipo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_r
 
 def hinge_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps,
                beta: float = 0.1) -> torch.Tensor:
-    """SLiC-HF's rank-calibration hinge (Zhao et al. 2023, arXiv 2305.10425) on DPO's log-ratios: mean relu(1 - beta h).
+    """RSO's hinge (Liu et al. 2023, arXiv 2309.06657) on DPO's log-ratios, after SLiC-HF's: mean relu(1 - beta h).
 
     SLiC-HF's calibration loss is max(0, delta - log pi(y_w|x) + log pi(y_l|x)); TRL 1.16's ``loss_type="hinge"``
     measures the margin against the reference and sets delta = 1/beta, scaled by beta. Pairs already separated by the

@@ -48,7 +48,7 @@ def test_library_cross_check(slug):
 
 
 ISSUE_LIST = {  # issue 36's list of what the bank must cover, by topic
-    "components": ["softmax", "logsumexp", "cross_entropy", "layer_norm", "rms_norm", "causal_attention",
+    "components": ["softmax", "log_softmax", "logsumexp", "cross_entropy", "layer_norm", "rms_norm", "causal_attention",
                    "gqa_attention", "rope", "kv_cache_decode", "lora_linear", "swiglu", "vit_patchify"],
     "decoding": ["temperature_sampling", "top_k_filter", "top_p_filter", "beam_search", "repetition_penalty",
                  "speculative_accept"],

@@ -70,6 +70,8 @@ lab: $(STAMP) sandbox
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(max(1, min(4, len(os.sched_getaffinity(0)))))')
 
 test: $(STAMP) sandbox postgres
+	@# Lint first (seconds; the rules and why are in pyproject.toml's [tool.ruff]): a finding fails the target.
+	$(VENV)/bin/ruff check src tests
 	@# Build the smoke warm starts once, up front, so no notebook cell waits on an SFT build.
 	RLPREP_PROFILE=smoke $(PY) -m rlprep models build --profile smoke --task all
 	@mkdir -p build; start=$$(date +%s); \

@@ -9,11 +9,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from rlprep.algos.gae import compute_gae  # noqa: E402
-from rlprep.demos.gae_chain import Chain, bias_variance, check_limits, plot_bias_variance  # noqa: E402
+from rlprep.algos.gae import compute_gae
+from rlprep.demos.gae_chain import Chain, bias_variance, check_limits, plot_bias_variance
 
 
 def test_lambda_trades_bias_for_variance_on_the_chain():

@@ -126,14 +126,14 @@ def test_literals_round_trip_exactly():
     x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64) / 3
     namespace = {"torch": torch, "np": np}
     for value in (x, x.float(), x.clone().requires_grad_(), torch.tensor([[1, 2], [3, 4]])):
-        back = eval(templating.literal(value), namespace)  # noqa: S307 - our own literal
+        back = eval(templating.literal(value), namespace)  # our own literal
         assert back.dtype == value.dtype and torch.equal(back, value.detach())
     arr = x[0].numpy()
-    back = eval(templating.literal(arr), namespace)  # noqa: S307
+    back = eval(templating.literal(arr), namespace)
     assert back.dtype == arr.dtype and np.array_equal(back, arr)
-    assert float(eval(templating.literal(np.float32(1 / 3)))) == float(np.float32(1 / 3))  # noqa: S307
+    assert float(eval(templating.literal(np.float32(1 / 3)))) == float(np.float32(1 / 3))
     case = {"adv": arr, "gamma": 0.99, "pair": (1, None)}
-    assert str(eval(templating.literal(case), namespace)) == str(case)  # noqa: S307
+    assert str(eval(templating.literal(case), namespace)) == str(case)
 
 
 def test_lab01_chain_demo_cells_are_short_calls_that_run(monkeypatch):
@@ -150,7 +150,7 @@ def test_lab01_chain_demo_cells_are_short_calls_that_run(monkeypatch):
     monkeypatch.setattr(plt, "show", lambda: None)
     ns: dict = {}
     for cid in ("setup", "compute_gae", "chain-simulate", "chain-limits", "chain-plot"):
-        exec(next(c.source for c in nb.cells if c.id == cid), ns)  # noqa: S102 - our own notebook
+        exec(next(c.source for c in nb.cells if c.id == cid), ns)  # our own notebook
     assert ns["chain"].n_states == 20
     plt.close("all")
 

@@ -5,7 +5,6 @@ Lab01's whole-notebook grading and catalog live in test_grading_*.py; here only 
 
 from __future__ import annotations
 
-import copy
 import importlib
 import json
 import shutil
@@ -170,7 +169,7 @@ def run_cells(lab, stop_before="grade-intro", monkeypatch=None):
         if cell.id == stop_before:
             break
         if cell.cell_type == "code" and role(cell) in ("setup", "answer", "demo"):
-            exec(compile(cell.source, f"<{lab}:{cell.id}>", "exec"), ns)  # noqa: S102 - our own notebook
+            exec(compile(cell.source, f"<{lab}:{cell.id}>", "exec"), ns)  # our own notebook
     return ns
 
 
@@ -191,10 +190,10 @@ def test_lab01_ppo_lambda_demo_runs_with_the_learners_gae(monkeypatch):
     ns: dict = {}
     monkeypatch.setattr(plt, "show", lambda *a, **k: None)
     for cid in ("setup", "compute_gae"):
-        exec(next(c.source for c in nb.cells if c.id == cid), ns)  # noqa: S102
+        exec(next(c.source for c in nb.cells if c.id == cid), ns)
     gae = ns["compute_gae"]
     ns["compute_gae"] = lambda *a, **k: calls.append(k.get("lam")) or gae(*a, **k)  # spy: the demo uses it
-    exec(next(c.source for c in nb.cells if c.id == "ppo-lambda"), ns)  # noqa: S102
+    exec(next(c.source for c in nb.cells if c.id == "ppo-lambda"), ns)
     assert sorted(ns["runs"]) == [0.0, 0.95, 1.0] and set(calls) == {0.0, 0.95, 1.0}
     for h in ns["runs"].values():
         assert len(h.series("reward/rm")[1]) == STEPS["smoke"] and np.isfinite(h.meta["gold_end"])
@@ -222,7 +221,7 @@ def test_lab02_demo_cells_train_the_rm_with_the_learners_loss(monkeypatch, capsy
     for cid in ("train", "scatter", "best-of-n"):
         cell = next(c for c in nb.cells if c.id == cid)
         assert len(cell.source.strip().splitlines()) <= 5, f"demo cell {cid} is longer than 5 lines"
-        exec(cell.source, ns)  # noqa: S102
+        exec(cell.source, ns)
         assert_labelled(plt.gcf())
     meta = ns["run"].history.meta
     assert len(calls) == meta["config"]["steps"]
@@ -253,7 +252,7 @@ def test_lab03_demo_cells_run_the_learners_functions(monkeypatch, capsys):
     ns["ppo_clip_loss"] = clip_spy
     nb = nbformat.read(solution_path("lab03_ppo_rlhf"), as_version=4)
     for cid in ("train", "clip-sweep", "kl-sweep"):
-        exec(next(c.source for c in nb.cells if c.id == cid), ns)  # noqa: S102
+        exec(next(c.source for c in nb.cells if c.id == cid), ns)
         assert_labelled(plt.gcf())
     assert set(calls) == set(reference_functions("lab03_ppo_rlhf")), calls
     assert {0.1, 0.2, 0.3} <= set(clip_eps)  # the clip sweep ran the learner's loss at each ε

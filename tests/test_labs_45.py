@@ -212,7 +212,7 @@ def _run_demos(lab, monkeypatch, skip=("grade-self",)):
     for cell in solution(lab).cells:
         if cell.cell_type != "code" or role(cell) not in ("setup", "answer", "demo") or cell.id in skip:
             continue
-        exec(compile(cell.source, f"<{lab}:{cell.id}>", "exec"), ns)  # noqa: S102 - our own notebook
+        exec(compile(cell.source, f"<{lab}:{cell.id}>", "exec"), ns)  # our own notebook
         figures += [plt.figure(n) for n in plt.get_fignums()]
         plt.close("all")
     return ns, figures

@@ -99,7 +99,7 @@ def test_untouched_release_scores_zero_in_every_graded_cell(solutions, lab):
     answers = [c for c in release(lab).cells if role(c) == "answer"]
     for cell in answers:
         assert "raise NotImplementedError()" in cell.source
-        exec(compile(cell.source, cell.id, "exec"), stubs)  # noqa: S102 - our own released stub
+        exec(compile(cell.source, cell.id, "exec"), stubs)  # our own released stub
     results = score_in_process(solutions[lab], {name: stubs[name] for name in references(lab)})
     assert results and all(pts == 0 for pts, _, _ in results.values()), results
 
@@ -174,7 +174,7 @@ def run_demos(lab, monkeypatch, skip=("grade-self",)):
     ns: dict = {}
     for cell in solution(lab).cells:
         if cell.cell_type == "code" and role(cell) in ("setup", "answer", "demo") and cell.id not in skip:
-            exec(compile(cell.source, cell.id, "exec"), ns)  # noqa: S102 - our own notebook
+            exec(compile(cell.source, cell.id, "exec"), ns)  # our own notebook
     plt.close("all")
     return ns
 

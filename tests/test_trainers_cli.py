@@ -43,7 +43,7 @@ def no_training(monkeypatch):
 def test_bad_option_is_an_error_with_a_fix_before_training(argv, problem, capsys, no_training):
     assert main(["train", *argv]) == 2
     err = capsys.readouterr().err
-    assert f"error: " in err and problem in err, err
+    assert "error: " in err and problem in err, err
     assert "fix: " in err and "Traceback" not in err
 
 

@@ -67,7 +67,6 @@ def _top_level_help() -> str:
 def _no_imports_from_cwd() -> None:
     """Drop the working folder from the import path (``python -m`` puts it first): a file planted there,
     e.g. a ``torch.py`` beside a notebook being graded, must never be imported by rlprep."""
-    import os
     from pathlib import Path
 
     cwd = Path.cwd().resolve()

@@ -89,7 +89,7 @@ def compute_gae(*args, **kwargs):
         graded = grade(submission(tmp_path, ZEROS_GAE, [attack]), genv)
     message = graded.messages()["test_gae_by_hand"]
     assert "raised ValueError: wrote {" in message, graded.report
-    written = eval(message.split("wrote ", 1)[1].split("}")[0] + "}")  # noqa: S307 - our own dict literal
+    written = eval(message.split("wrote ", 1)[1].split("}")[0] + "}")  # our own dict literal
     assert 0 < written["home"] <= SCRATCH_BYTES and 0 < written["tmp"] <= SCRATCH_BYTES, written
     assert written["tempdir"] == "/tmp", written  # tempfile finds the capped /tmp writable
     assert disk.peak < 16 * MiB, f"{disk.peak / MiB:.0f} MiB of the kernel's files reached the grader's disk"

@@ -54,7 +54,7 @@ def test_grpo_loss_with_the_kl_reversed_and_cast_to_bfloat16_fails_the_kl_test()
     nb = rendered_solution("lab05_grpo", ROOT)
     references = _references(nb)
     honest = {}
-    exec(_grpo_loss("ref_logp.detach() - logp_new", ""), {"torch": torch}, honest)  # noqa: S102 - test's own code
+    exec(_grpo_loss("ref_logp.detach() - logp_new", ""), {"torch": torch}, honest)  # test's own code
     assert score_in_process(nb, dict(references, **honest))["test_grpo_kl"][2] == ""  # the test's own answer passes
     cells = graded_cells("lab05_grpo", {"grpo_loss": _grpo_loss("logp_new - ref_logp.detach()",
                                                                 ".to(torch.bfloat16)")}, only={"test_grpo_kl"})

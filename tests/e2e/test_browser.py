@@ -135,7 +135,7 @@ def _run_all(page, attempts=3):
                 "() => [...document.querySelectorAll('.jp-InputPrompt')].some(p => /\\[(\\d+|\\*)\\]/.test(p.textContent))",
                 timeout=20_000)
             return
-        except Exception:  # noqa: BLE001 -- playwright's TimeoutError; retry the menu command
+        except Exception:  # playwright's TimeoutError; retry the menu command
             continue
     raise AssertionError(f"Run All Cells never started the kernel after {attempts} attempts")
 

@@ -145,7 +145,7 @@ def _visit(browser, url: str, shot: str) -> SimpleNamespace:
     page.goto(url, wait_until="domcontentloaded")
     try:
         page.wait_for_load_state("load", timeout=30_000)
-    except Exception:  # noqa: BLE001 - playwright's TimeoutError: read what the page holds anyway
+    except Exception:  # playwright's TimeoutError: read what the page holds anyway
         pass
     page.wait_for_timeout(2000)
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -158,7 +158,7 @@ def _visit(browser, url: str, shot: str) -> SimpleNamespace:
                          ("active", ACTIVE_IN_CELLS), ("honest", HONEST_SHOWN)]:
         try:
             setattr(seen, name, page.evaluate(script))
-        except Exception as err:  # noqa: BLE001 - e.g. the page navigated away while it was read
+        except Exception as err:  # e.g. the page navigated away while it was read
             setattr(seen, name, f"could not read the page: {err}")
     page.close()
     return seen

@@ -46,7 +46,7 @@ def bench_rollout(profile, device, repeats: int, batch: int = 64, new_tokens: in
     rows = {"ours": [], "hf_generate": []}
     for i in range(repeats):  # interleaved, so load spikes hit both
         for name, fn in samplers:
-            seconds, n = timed(lambda: fn(i + 1), device)  # noqa: B023 (called at once, inside this iteration)
+            seconds, n = timed(lambda: fn(i + 1), device)  # called at once, inside this iteration
             rows[name].append((n / seconds, n))
     for name, vals in rows.items():
         out[name] = {"tokens_per_s": median([v[0] for v in vals]), "tokens_per_call": median([v[1] for v in vals]),

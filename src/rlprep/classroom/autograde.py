@@ -84,12 +84,12 @@ def check_submission(course: Path, student: str, lab: str) -> None:
     except RlprepError as err:
         raise RlprepError(f"{student}: {err.problem}", f"ask {student} to submit {lab}.ipynb as saved by Jupyter; "
                           "the file is kept as it is") from None
-    except Exception:  # noqa: BLE001 - unreadable: reported below, as nbformat words it
+    except Exception:  # unreadable: reported below, as nbformat words it
         pass
     try:
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
-    except Exception as err:  # noqa: BLE001 - any unreadable file is the same problem for the instructor
+    except Exception as err:  # any unreadable file is the same problem for the instructor
         raise RlprepError(f"{student}: {path} is not a notebook ({type(err).__name__}: {str(err)[:200]})",
                           f"ask {student} to submit {lab}.ipynb as saved by Jupyter; the file is kept as it is") \
             from err

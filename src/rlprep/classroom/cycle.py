@@ -188,7 +188,7 @@ def load_config_file(path: Path):
         raise RlprepError(f"no nbgrader config {path}", "pass the course folder that holds nbgrader_config.py")
     try:
         c = PyFileConfigLoader(path.name, str(path.parent)).load_config()
-    except Exception as err:  # noqa: BLE001 - any error in the instructor's file is reported as that file's
+    except Exception as err:  # any error in the instructor's file is reported as that file's
         raise RlprepError(f"cannot load {path}: {type(err).__name__}: {err}",
                           "fix that file (nbgrader itself would fail on it the same way)") from err
     c.CourseDirectory.root = str(Path(c.CourseDirectory.get("root") or path.parent).resolve())

@@ -290,7 +290,7 @@ def check_code(problem: Problem) -> list[str]:
         tests = problem.module("tests")
         bugs = problem.module("bugs")
         variants = problem.module("variants")
-    except Exception as err:  # noqa: BLE001 - any import failure is the folder's problem
+    except Exception as err:  # any import failure is the folder's problem
         return [f"{where}: a code file does not import ({type(err).__name__}: {err})"]
     ref = getattr(ref_module, problem.entry, None)
     if ref is None:

@@ -116,7 +116,7 @@ def raises(exc_type: type, fn, *args, **kwargs) -> None:
         fn(*args, **kwargs)
     except exc_type:
         return
-    except Exception as err:  # noqa: BLE001 - the wrong error is the failure
+    except Exception as err:  # the wrong error is the failure
         raise AssertionError(f"raised {type(err).__name__}, expected {exc_type.__name__}") from None
     raise AssertionError(f"returned instead of raising {exc_type.__name__}")
 
@@ -153,7 +153,7 @@ class InProcess:
             return self._fn(*args, **kwargs)
         except LearnerCallError:
             raise
-        except BaseException as err:  # noqa: BLE001 - SystemExit included, as in the kernel
+        except BaseException as err:  # SystemExit included, as in the kernel
             from rlprep.grading.wire import _builtin_base
 
             raise learner_error(self.__name__, {"type": type(err).__name__, "builtin": _builtin_base(err),
@@ -163,9 +163,9 @@ class InProcess:
 def namespace_of(problem, source: str) -> dict:
     """Run ``source`` (and the problem's driver) in a fresh module namespace; return it."""
     ns: dict = {"__name__": f"submission_{problem.slug}"}
-    exec(compile(source, f"{problem.slug}.py", "exec"), ns)  # noqa: S102 - in-process scoring of trusted files
+    exec(compile(source, f"{problem.slug}.py", "exec"), ns)  # in-process scoring of trusted files
     if problem.call:
-        exec(compile(problem.module("tests").DRIVER, "<driver>", "exec"), ns)  # noqa: S102
+        exec(compile(problem.module("tests").DRIVER, "<driver>", "exec"), ns)
     return ns
 
 
@@ -183,7 +183,7 @@ def _reference_callable(slug: str):
     if not problem.call:
         return getattr(module, problem.entry)
     ns = dict(vars(module))
-    exec(compile(problem.module("tests").DRIVER, "<driver>", "exec"), ns)  # noqa: S102 - the problem's own driver
+    exec(compile(problem.module("tests").DRIVER, "<driver>", "exec"), ns)  # the problem's own driver
     return ns[problem.call]
 
 
@@ -213,7 +213,7 @@ def run_property(slug: str, name: str, f, retest: str | None = None) -> None:
     fn, _ = props[name]
     try:
         fn(_learner(f, problem), reference_callable(problem), problem.sizes_for(retest))
-    except Exception as err:  # noqa: BLE001 - every failure names the property
+    except Exception as err:  # every failure names the property
         raise _failed(name, err) from None
 
 
@@ -236,7 +236,7 @@ def run_examples(slug: str, f, retest: str | None = None) -> None:
         except AssertionError as err:
             try:
                 shown = show_value(got)
-            except Exception:  # noqa: BLE001 - an unprintable answer
+            except Exception:  # an unprintable answer
                 shown = f"<{type(got).__name__}>"
             raise PropertyFailed(EXAMPLES, f": {err}\n  {call_text(problem.call_name, kwargs)}\n  expected: {show_value(expected)}\n  got:      "
                                            f"{shown}") from None

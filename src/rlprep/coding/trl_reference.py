@@ -86,5 +86,5 @@ def group_advantages(rewards: torch.Tensor, group_size: int, scale: str = "group
     end = next(i for i, line in enumerate(src) if "advantages = advantages / (std_rewards + 1e-4)" in line)
     namespace = dict(torch=torch, nanstd=nanstd, rewards=rewards.clone(), num_generations=group_size,
                      self=SimpleNamespace(scale_rewards=scale))
-    exec(textwrap.dedent("\n".join(src[start:end + 1])), namespace)  # noqa: S102 - TRL's own installed source
+    exec(textwrap.dedent("\n".join(src[start:end + 1])), namespace)  # TRL's own installed source
     return namespace["advantages"]

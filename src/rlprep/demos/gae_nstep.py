@@ -41,7 +41,7 @@ def n_step_advantage(rewards, values, last_value: float, gamma: float, t: int, n
         raise ValueError(f"need 0 <= t < T={T} and n >= 1; got t={t}, n={n}")
     n = min(n, T - t)
     v_ext = np.append(values, last_value)  # (T+1,) V(s_0..s_T)
-    discounted = sum(gamma ** l * rewards[t + l] for l in range(n))
+    discounted = sum(gamma ** k * rewards[t + k] for k in range(n))  # k: the docstring's l
     return float(discounted + gamma ** n * v_ext[t + n] - values[t])
 
 
@@ -62,7 +62,7 @@ def gae_explicit_sum(rewards, values, last_value: float, gamma: float, lam: floa
     """A_t = sum_{l=0}^{T-1-t} (gamma lam)^l delta_{t+l}: the exponentially-weighted sum of TD residuals. Returns [T]."""
     delta = td_residuals(rewards, values, last_value, gamma)
     T = len(delta)
-    return np.array([sum((gamma * lam) ** l * delta[t + l] for l in range(T - t)) for t in range(T)])
+    return np.array([sum((gamma * lam) ** k * delta[t + k] for k in range(T - t)) for t in range(T)])  # k: l above
 
 
 def discounted_returns(rewards, gamma: float, last_value: float = 0.0) -> np.ndarray:

@@ -14,7 +14,6 @@ reference ``diff_bbox`` and writes ``records/lab08_image_diff.json``, the figure
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time

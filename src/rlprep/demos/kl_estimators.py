@@ -13,7 +13,6 @@ The estimators live in a registry (``ESTIMATORS``) so every demo loops over the 
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import torch

@@ -32,7 +32,7 @@ from typing import Callable
 import torch
 
 from rlprep.algos import importance_sampling
-from rlprep.demos.lab_runs import profile_note, record_cli, save_record
+from rlprep.demos.lab_runs import record_cli
 from rlprep.live import History
 from rlprep.profiles import Profile, get_profile
 from rlprep.trainers.grpo import GRPOConfig, GRPOTrainer, train_grpo

@@ -84,7 +84,7 @@ def reproduce_zero_loss(cause: str, policy=None, tokenizer=None, task=None, *, c
         if kind:  # a warm start that answers (almost) everything right would make on_policy look too_easy
             batch = _group_batch(policy, tokenizer, task, cfg, kind, pool_size, trainer.device)
             cfg.prompts_per_step = len(batch[1]) // cfg.group_size  # the step's batch is exactly these groups
-            trainer.sample = lambda prompts: batch  # noqa: E731  (the step trains on the selected groups)
+            trainer.sample = lambda prompts: batch  # the step trains on the selected groups
         row = trainer.step()
     finally:
         policy.load_state_dict(saved)

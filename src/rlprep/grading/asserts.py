@@ -51,7 +51,7 @@ def no_error(prop: str, fn, *args, **kwargs):
     must accept, such as a non-contiguous view that ``.view()`` refuses."""
     try:
         return fn(*args, **kwargs)
-    except Exception as err:  # noqa: BLE001 - any error of the learner's function is the failed property
+    except Exception as err:  # any error of the learner's function is the failed property
         raise PropertyFailed(prop, f": it raised {type(err).__name__}") from None
 
 

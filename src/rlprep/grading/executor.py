@@ -316,8 +316,8 @@ class IsolatedRunner:
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-                exec(compile(source, "<setup cell>", "exec"), ns)  # noqa: S102 - instructor code from the gradebook
-        except Exception as err:  # noqa: BLE001
+                exec(compile(source, "<setup cell>", "exec"), ns)  # instructor code from the gradebook
+        except Exception as err:
             cell.outputs.append(_error("SetupError", f"the setup cell failed in the grader: "
                                                      f"{type(err).__name__}: {err}"))
 
@@ -386,14 +386,14 @@ class IsolatedRunner:
         """
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-                exec(compile(source, "<test cell>", "exec"), ns)  # noqa: S102 - instructor code
+                exec(compile(source, "<test cell>", "exec"), ns)  # instructor code
         except PropertyFailed as err:
             return "PropertyFailed", err.prop if hidden else str(err)
         except LearnerCallError as err:
             return getattr(err, "ename", "LearnerError"), err.public if hidden else str(err)
         except WireError as err:
             return "BadReturnValue", "a hidden check got a value it cannot read" if hidden else str(err)
-        except (Exception, SystemExit) as err:  # noqa: BLE001
+        except (Exception, SystemExit) as err:
             return type(err).__name__, "a hidden check failed" if hidden else (str(err) or "a check failed")
         return None
 
@@ -441,15 +441,15 @@ def score_in_process(nb, functions: dict) -> dict[str, tuple[float, float, str]]
         if cell.cell_type != "code" or not nbg.get("locked"):
             continue
         if not nbg.get("grade"):
-            exec(compile(cell.source, "<setup cell>", "exec"), ns)  # noqa: S102
+            exec(compile(cell.source, "<setup cell>", "exec"), ns)
             continue
         test_ns = dict(ns, **{name: _noting_inputs(fn) for name, fn in functions.items()})
         begin_test()
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                exec(compile(cell.source, "<test cell>", "exec"), test_ns)  # noqa: S102
+                exec(compile(cell.source, "<test cell>", "exec"), test_ns)
             results[nbg["grade_id"]] = (float(nbg["points"]), float(nbg["points"]), "")
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             results[nbg["grade_id"]] = (0.0, float(nbg["points"]), f"{type(err).__name__}: {err}")
     return results
 

@@ -134,7 +134,7 @@ class LearnerKernel:
         if self.km is not None:
             try:
                 self.km.shutdown_kernel(now=True)
-            except Exception:  # noqa: BLE001 - a dead kernel may refuse a clean shutdown
+            except Exception:  # a dead kernel may refuse a clean shutdown
                 pass
         self.km = self.kc = None
 
@@ -223,7 +223,7 @@ class LearnerKernel:
         """Interrupt K; if it does not come back to idle quickly, restart it."""
         try:
             self.km.interrupt_kernel()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         probe = self.kc.execute("pass", store_history=False)
         end = time.monotonic() + 5
@@ -292,6 +292,6 @@ class LearnerKernel:
         except FileNotFoundError:
             raise LearnerCallError(f"{func_name} produced no result ({run.ename or 'the call was cut short'})",
                                    f"{func_name} produced no result") from None
-        except Exception as err:  # noqa: BLE001 - whatever K wrote, it is not a valid value
+        except Exception as err:  # whatever K wrote, it is not a valid value
             raise LearnerCallError(f"{func_name} returned a value the grader cannot read: {err}",
                                    f"{func_name} returned a value the grader cannot read") from None

@@ -245,7 +245,7 @@ def clean_markdown(source: str, attachments=None, budget: Budget | None = None) 
     try:
         tokens = MarkdownWithMath(renderer=None)(source)
         rendered = markdown_html(source, attachments)
-    except Exception:  # noqa: BLE001 - markdown the renderer cannot take (a missing attachment): shown as text
+    except Exception:  # markdown the renderer cannot take (a missing attachment): shown as text
         return _as_code(source)
     if not _active_markdown(tokens) and not _MATHJAX_ACTIVE.search(html_lib.unescape(rendered)):
         return source
@@ -255,7 +255,7 @@ def clean_markdown(source: str, attachments=None, budget: Budget | None = None) 
     block = '<div class="rlprep-sanitized">' + cleaned.replace("\r", "&#13;").replace("\n", "&#10;") + "</div>"
     try:
         passes_through = markdown_html(block).strip() == block
-    except Exception:  # noqa: BLE001
+    except Exception:
         passes_through = False
     return block if passes_through else _as_code(source)
 

@@ -70,7 +70,7 @@ def grade_here(path=None) -> None:
         return
     history = []
     try:
-        history = list(get_ipython().user_ns.get("In", []))  # noqa: F821 - defined inside IPython
+        history = list(get_ipython().user_ns.get("In", []))  # defined inside IPython
     except NameError:
         pass
     stale = unsaved_answers(saved, history)

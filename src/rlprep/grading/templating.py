@@ -19,7 +19,6 @@ filled notebook.
 from __future__ import annotations
 
 import copy
-import importlib
 import math
 import re
 from collections.abc import Mapping

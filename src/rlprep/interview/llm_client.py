@@ -58,7 +58,7 @@ class LLMConfig:
             raise RlprepError(f"no language model is configured ({' and '.join(missing)} not set)", SETUP_FIX)
         if not base_url.startswith(("http://", "https://")):
             raise RlprepError(f"{ENV_BASE_URL}={base_url!r} is not an http(s) URL",
-                              f"set it to the endpoint's OpenAI base URL, e.g. http://127.0.0.1:8000/v1")
+                              "set it to the endpoint's OpenAI base URL, e.g. http://127.0.0.1:8000/v1")
         key_source = next((name for name in ENV_KEYS if (env.get(name) or "").strip()), None)
         api_key = env[key_source].strip() if key_source else None
         timeout = _number(env, ENV_TIMEOUT, float, DEFAULT_TIMEOUT_S)

@@ -92,10 +92,10 @@ def plot_progress(history: AnswerHistory | None = None, bank: dict[str, Question
     if grades:
         labs = sorted(grades)
         xs = range(len(labs))
-        ax_labs.bar([x - 0.2 for x in xs], [100 * grades[l]["latest"] / grades[l]["max_score"] for l in labs], 0.4,
-                    label="latest")
-        ax_labs.bar([x + 0.2 for x in xs], [100 * grades[l]["best"] / grades[l]["max_score"] for l in labs], 0.4,
-                    label="best")
+        ax_labs.bar([x - 0.2 for x in xs], [100 * grades[lab]["latest"] / grades[lab]["max_score"] for lab in labs],
+                    0.4, label="latest")
+        ax_labs.bar([x + 0.2 for x in xs], [100 * grades[lab]["best"] / grades[lab]["max_score"] for lab in labs],
+                    0.4, label="best")
         ax_labs.set_xticks(list(xs), labs, rotation=30, ha="right")
         ax_labs.legend()
     else:

@@ -41,7 +41,7 @@ def _line_buffer() -> str:
     readline = sys.modules.get("readline")
     try:
         return readline.get_line_buffer() if readline is not None else ""
-    except Exception:  # noqa: BLE001 - a readline without a line buffer (libedit variants): nothing to add
+    except Exception:  # a readline without a line buffer (libedit variants): nothing to add
         return ""
 
 
@@ -82,7 +82,7 @@ class _LivePrompt:
         if self.pending is None:
             try:
                 self._tick()
-            except Exception:  # noqa: BLE001 - a failed redraw must never cost the answer being typed
+            except Exception:  # a failed redraw must never cost the answer being typed
                 pass
         elif self._saved_stdin is None:
             fd = sys.stdin.fileno()

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Callable
 
-import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

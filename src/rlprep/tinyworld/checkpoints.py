@@ -21,10 +21,14 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rlprep.errors import RlprepError
 from rlprep.paths import cache_dir
 from rlprep.profiles import Profile
+
+if TYPE_CHECKING:  # sft imports torch: sft_config imports it only when a schedule is needed
+    from rlprep.tinyworld.sft import SFTConfig
 
 VERSION = 1
 """Bump when the tokenizer, the model config, the tasks' SFT data or the SFT recipe change."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 TASK_CHOICES = ("arithmetic", "reviews", "multiturn", "all")
 

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 class TrainerArgumentParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are :class:`RlprepError` (``error:``/``fix:``, exit 2)."""
 
-    def error(self, message: str):  # noqa: D401  (argparse's hook)
+    def error(self, message: str):  # argparse's hook
         raise RlprepError(message, f"run '{self.prog} --help' to see every option")
 
 

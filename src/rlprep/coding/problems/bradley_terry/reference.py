@@ -3,4 +3,4 @@
 O(B); F.logsigmoid keeps it finite for any margin.
 """
 
-from rlprep.algos.reward_model import bradley_terry_loss  # noqa: F401
+from rlprep.algos.reward_model import bradley_terry_loss

@@ -1,6 +1,5 @@
 """Hidden properties of cosine_lr, compared with transformers' get_cosine_schedule_with_warmup."""
 
-import math
 
 import torch
 from transformers import get_cosine_schedule_with_warmup

@@ -3,4 +3,4 @@
 O(B); F.logsigmoid keeps it finite for any margin; the reference log-probs are detached.
 """
 
-from rlprep.algos.dpo import dpo_loss  # noqa: F401
+from rlprep.algos.dpo import dpo_loss

@@ -3,4 +3,4 @@
 O(T): one backward pass; (1 - done_t) cuts both the bootstrap and the recursion at an episode end.
 """
 
-from rlprep.algos.gae import compute_gae  # noqa: F401
+from rlprep.algos.gae import compute_gae

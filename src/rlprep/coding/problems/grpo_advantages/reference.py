@@ -3,4 +3,4 @@
 O(N G); Bessel-corrected stds plus eps, exactly as TRL 1.16's GRPOTrainer.
 """
 
-from rlprep.algos.grpo import group_advantages  # noqa: F401
+from rlprep.algos.grpo import group_advantages

@@ -3,7 +3,7 @@
 import torch
 
 from rlprep.coding import trl_reference
-from rlprep.coding.testkit import Properties, close, expect, raises, randn, vg
+from rlprep.coding.testkit import Properties, close, raises, randn, vg
 
 P = Properties()
 TRL_TYPE = {"sequence": "grpo", "token": "bnpo"}

@@ -3,4 +3,4 @@
 Exact whatever the layout; fast by scanning rows inward in blocks with cv2.norm(NORM_INF), then columns in the band.
 """
 
-from rlprep.algos.image_diff import diff_bbox  # noqa: F401
+from rlprep.algos.image_diff import diff_bbox

@@ -3,4 +3,4 @@
 O(B^2 D); the loss at random initialisation is about log B.
 """
 
-from rlprep.algos.infonce import infonce_loss  # noqa: F401
+from rlprep.algos.infonce import infonce_loss

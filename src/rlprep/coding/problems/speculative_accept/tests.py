@@ -4,7 +4,7 @@ uniforms), the exact output distribution, and the reference."""
 import torch
 from transformers.generation.utils import _speculative_sampling
 
-from rlprep.coding.testkit import Properties, close, expect, rand, randint, randn
+from rlprep.coding.testkit import Properties, close, expect, rand, randn
 
 P = Properties()
 

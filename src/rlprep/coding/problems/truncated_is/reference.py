@@ -2,4 +2,4 @@
 (lab 6; V-trace's rho-bar, arXiv 1802.01561, Eq. 1). O(N), computed in log space.
 """
 
-from rlprep.algos.importance_sampling import importance_weights  # noqa: F401
+from rlprep.algos.importance_sampling import importance_weights

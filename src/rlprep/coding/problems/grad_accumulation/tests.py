@@ -22,7 +22,7 @@ def _full(weight, hidden, targets, ignore=-100):
     w = weight.clone().requires_grad_(True)
     loss = F.cross_entropy((hidden @ w.T).reshape(-1, w.shape[0]), targets.reshape(-1), ignore_index=ignore)
     loss.backward()
-    return w.grad, float(loss)
+    return w.grad, float(loss.detach())
 
 
 def _run(f, *args, **kw):

@@ -107,18 +107,23 @@ def test_the_third_round_ends_with_a_coding_round(tmp_path, monkeypatch):
         assert len(log.attempts()) == 1
 
 
-def test_rlprep_coding_grade(tmp_path):
+def test_rlprep_coding_grade(tmp_path, capsys, monkeypatch):
+    """`rlprep coding grade FILE --problem SLUG`: JSON on request, exit 0 on full marks and 1 otherwise (run through the
+    CLI's own main, in this process: a fresh interpreter per call would only add import time)."""
     import json
 
+    from rlprep.cli import main
     from rlprep.coding.bank import get_problem
 
+    monkeypatch.setenv("RLPREP_HOME", str(tmp_path / "home"))
     problem = get_problem("topk_heap")  # its file imports no torch: a quick sandboxed grade
     good = tmp_path / "good.py"
     good.write_text(reference_source(problem))
-    proc = run_cli(["coding", "grade", str(good), "--problem", "topk_heap", "--json"], tmp_path / "home")
-    report = json.loads(proc.stdout)
-    assert proc.returncode == 0 and report["passed"] == report["total"] == 6, proc.stderr
+    assert main(["coding", "grade", str(good), "--problem", "topk_heap", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] == report["total"] == 6 and report["sandbox"] == sandbox.probe()
     bad = tmp_path / "bad.py"
     bad.write_text(problem.module("bugs").BUGS[0].apply(reference_source(problem)))
-    proc = run_cli(["coding", "grade", str(bad), "--problem", "topk_heap"], tmp_path / "home")
-    assert proc.returncode == 1 and "FAIL  matches heapq.nlargest on a random stream" in proc.stdout
+    assert main(["coding", "grade", str(bad), "--problem", "topk_heap"]) == 1
+    assert "FAIL  matches heapq.nlargest on a random stream" in capsys.readouterr().out
+    assert main(["coding", "grade", str(tmp_path / "missing.py"), "--problem", "topk_heap"]) == 2

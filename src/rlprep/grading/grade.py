@@ -149,7 +149,9 @@ def lab_of(path, nb, labs: list[str], solutions: Path | None = None) -> str:
     if claimed is None:
         raise RlprepError(f"cannot tell which lab {path} is (file name {stem!r}, metadata lab {meta!r})",
                           f"keep the lab's file name; known labs: {', '.join(labs) or 'none'}")
-    ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells} - {None, "setup"}
+    from rlprep.grading.cell_meta import grade_id_of
+
+    ids = {grade_id_of(c) for c in nb.cells} - {None, "setup"}
     by_ids = _lab_by_grade_ids(ids, labs, solutions)
     owner = by_ids or (meta if meta in labs else None)
     if owner is not None and owner != claimed:
@@ -245,14 +247,16 @@ def course_template(lab: str, solutions: Path) -> Path:
 
 
 def tampering(submitted, released) -> dict[str, str]:
-    """{grade_id: 'deleted' | 'edited'} for locked cells of the release that the submission changed.
+    """{grade_id: 'deleted' | 'edited'} for locked cells of the release that the submission changed (its source, its
+    type, or what its nbgrader metadata claims: graded, answer, locked, points).
 
     A cell that equals the release once its hidden-test block is removed (the instructor's own
     solution notebook) counts as unchanged.
     """
+    from rlprep.grading.cell_meta import grade_id_of, nbgrader_meta
     from rlprep.grading.executor import released_source
 
-    sub = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in submitted.cells}
+    sub = {grade_id_of(c): c for c in submitted.cells}
     found = {}
     for cell in released.cells:
         nbg = cell.metadata.get("nbgrader", {})
@@ -261,14 +265,17 @@ def tampering(submitted, released) -> dict[str, str]:
         mine = sub.get(nbg["grade_id"])
         if mine is None:
             found[nbg["grade_id"]] = "deleted"
-        elif released_source(mine.source) != cell.source or mine.cell_type != cell.cell_type:
+        elif released_source(mine.source) != cell.source or mine.cell_type != cell.cell_type or any(
+                nbgrader_meta(mine).get(k) != nbg.get(k) for k in ("grade", "solution", "locked", "points")):
             found[nbg["grade_id"]] = "edited"
     return found
 
 
 def missing_answers(submitted, released) -> list[str]:
     """Grade ids of the release's answer cells (nbgrader solution cells) that the submission does not have."""
-    have = {c.metadata.get("nbgrader", {}).get("grade_id") for c in submitted.cells}
+    from rlprep.grading.cell_meta import grade_id_of
+
+    have = {grade_id_of(c) or c.get("id") for c in submitted.cells}  # a lost claim is put back by cell id
     return [gid for c in released.cells if c.metadata.get("nbgrader", {}).get("solution")
             and (gid := c.metadata["nbgrader"].get("grade_id")) not in have]
 

@@ -63,10 +63,10 @@ def apply_grading_config(c) -> None:
     c.OverwriteCells.add_missing_cells = True
     from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteKernelspec
 
-    from rlprep.grading.missing_cells import RestoreMissingCells  # nbgrader's restore fails on some deletions
+    from rlprep.grading.missing_cells import RepairCells, RestoreMissingCells  # nbgrader fails on these hand-ins
 
-    c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreMissingCells,
-                                          CheckCellMetadata]
+    c.Autograde.sanitize_preprocessors = [RepairCells, ClearOutput, DeduplicateIds, OverwriteKernelspec,
+                                          RestoreMissingCells, CheckCellMetadata]
     c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", templating.FIXTURES]
     from nbgrader.converters import GenerateAssignment
 

@@ -10,7 +10,8 @@ import re
 import pytest
 
 from rlprep.coding import sources
-from rlprep.coding.bank import TOPICS, check_code, load_problems
+from rlprep.coding.bank import TOPICS, load_problems
+from rlprep.coding.checks import check_code
 from rlprep.coding.grade import grade_source
 from rlprep.errors import RlprepError
 

@@ -10,7 +10,7 @@ from rlprep.coding.sources import reference_source
 
 
 def test_a_statement_page_and_a_separate_solution_page_per_problem():
-    pages = {p.path: p.content for p in coding_pages()}
+    pages = dict(coding_pages())
     bank = load_problems()
     assert set(pages) == {"coding/index.md"} | {f"coding/{s}{x}.md" for s in bank for x in ("", "-solution")}
     for slug, problem in bank.items():

@@ -36,8 +36,6 @@ def _is_type_checking(node: ast.If) -> bool:
 
 KNOWN_LAZY_CYCLES = {  # lazy on one side, in modules other work owns (issue 37): each to be split, then removed here
     frozenset({"rlprep.interview.claims", "rlprep.interview.scoring"}),
-    frozenset({"rlprep.coding.bank", "rlprep.coding.sources"}),
-    frozenset({"rlprep.book.coding_pages", "rlprep.book.pages"}),
     frozenset({"rlprep.interview.cli", "rlprep.interview.defend"}),
 }
 

@@ -8,8 +8,6 @@ it mirrors), and its solution on a separate page linked from the bottom of the s
 
 from __future__ import annotations
 
-from rlprep.book.pages import Page
-
 
 def _statement(p) -> str:
     from rlprep.coding.examples import examples_text
@@ -43,8 +41,9 @@ def _solution(p) -> str:
             f"## Follow-ups (追问) with model answers\n\n{follow}\n")
 
 
-def coding_pages() -> list[Page]:
-    """The index, then each problem's statement page and solution page."""
+def coding_pages() -> list[tuple[str, str]]:
+    """(path, Markdown) of the index, then each problem's statement page and solution page (``book.pages`` makes
+    them its ``Page`` objects; this module imports nothing of it, so neither depends on the other both ways)."""
     from rlprep.coding.bank import TOPICS, load_problems
 
     bank = load_problems()
@@ -60,5 +59,5 @@ def coding_pages() -> list[Page]:
         rows += [f"| [{p.title.en} · {p.title.zh}]({p.slug}.md) | {p.minutes} | `{p.library}` |" for p in items]
         rows.append("")
         for p in items:
-            pages += [Page(f"coding/{p.slug}.md", _statement(p)), Page(f"coding/{p.slug}-solution.md", _solution(p))]
-    return [Page("coding/index.md", "\n".join(rows))] + pages
+            pages += [(f"coding/{p.slug}.md", _statement(p)), (f"coding/{p.slug}-solution.md", _solution(p))]
+    return [("coding/index.md", "\n".join(rows))] + pages

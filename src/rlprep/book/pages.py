@@ -225,9 +225,9 @@ def project_pages(executed: dict[str, nbformat.NotebookNode], bank: dict, labs_r
     sheets = interviewer_pages()
     pages.append(Page("interview/index.md", "# Interviewer's sheets\n\nOne sheet per `rlprep mock` preset:\n\n"
                       + "\n".join(f"- [{Path(p.path).stem}]({Path(p.path).name})" for p in sheets) + "\n"))
-    from rlprep.book.coding_pages import coding_pages  # here: coding_pages imports Page from this module
+    from rlprep.book.coding_pages import coding_pages
 
-    return pages + sheets + coding_pages()
+    return pages + sheets + [Page(path, text) for path, text in coding_pages()]
 
 
 def toc(pages: list[Page]) -> list[dict]:

@@ -220,7 +220,7 @@ def run_property(slug: str, name: str, f, retest: str | None = None) -> None:
 def run_examples(slug: str, f, retest: str | None = None) -> None:
     """Run the visible examples; a mismatch shows the call, the expected and the returned value (visible)."""
     from rlprep.coding.bank import get_problem
-    from rlprep.coding.examples import call_text, show_value
+    from rlprep.coding.display import call_text, show_value
 
     problem = get_problem(slug)
     ref = reference_callable(problem)

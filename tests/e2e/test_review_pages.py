@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hostile_html import MARK, review, submission_id
+from hostile_html import LAB, MARK, STUDENT, review, submission_id
 
 pytestmark = pytest.mark.e2e
 
@@ -179,3 +179,24 @@ def test_formgrader_submission_page_runs_nothing_from_the_learner(course, formgr
 
 def test_feedback_page_runs_nothing_from_the_learner(feedback_server, browser):
     _assert_safe(_visit(browser, feedback_server, "feedback_hostile_submission.png"))
+
+
+def test_formgrader_serves_no_file_of_the_learners_that_could_run(course, formgrader):
+    # A hand-in with a script in evil.html and evil.svg beside the notebook, autograded again: formgrader serves
+    # the submission's folder from the instructor's origin, so neither may be there (tests/attacks/
+    # test_attack_submission_files.py checks the folder itself, for more names and types).
+    import urllib.error
+
+    hand_in = course.course / "submitted" / STUDENT / LAB
+    (hand_in / "evil.html").write_text(f"<script>window.__{MARK} = 1; fetch('/{MARK}/file')</script>")
+    (hand_in / "evil.svg").write_text(f'<svg xmlns="http://www.w3.org/2000/svg"><script>fetch("/{MARK}/svg")'
+                                      "</script></svg>")
+    course.room.autograde(LAB, STUDENT)
+    base = f"{formgrader.base}/formgrader/submissions/{submission_id(course.course)}"
+    with urllib.request.urlopen(f"{base}/{LAB}.ipynb?token={TOKEN}", timeout=30) as response:
+        assert response.status == 200  # the route serves the submission's folder
+        assert "html" not in response.headers.get("Content-Type", "")
+    for name in ("evil.html", "evil.svg"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{base}/{name}?token={TOKEN}", timeout=30)
+        assert refused.value.code == 404, name

@@ -59,6 +59,7 @@ def apply_grading_config(c) -> None:
 
     from rlprep.grading.executor import IsolatedExecute
     from rlprep.grading.sanitize import SanitizeSubmission, configure_exporters
+    from rlprep.grading.submission_files import DropUnsafeFiles
 
     c.OverwriteCells.add_missing_cells = True
     from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteKernelspec
@@ -71,7 +72,7 @@ def apply_grading_config(c) -> None:
     from nbgrader.converters import GenerateAssignment
 
     c.GenerateAssignment.preprocessors = [templating.render_preprocessor(), *GenerateAssignment().preprocessors]
-    c.Autograde.autograde_preprocessors = [IsolatedExecute, SanitizeSubmission, IgnorePattern,
+    c.Autograde.autograde_preprocessors = [IsolatedExecute, SanitizeSubmission, DropUnsafeFiles, IgnorePattern,
                                            ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
                                            AssignLatePenalties, CheckCellMetadata]
     c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ClearHiddenTests]

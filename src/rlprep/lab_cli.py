@@ -4,7 +4,9 @@ Learner mode hides the instructor extensions (nbgrader's formgrader, create-assi
 and the news popup, serves the repository root, and starts on ``notebooks/00_start_here.ipynb``.
 The settings (written by :mod:`rlprep.grading.learner_mode`) live in a course-local Jupyter config dir
 (``build/jupyter-learner``) that is put first on ``JUPYTER_CONFIG_PATH``, so the learner's own Jupyter config
-is left untouched.
+is left untouched. ``--instructor`` keeps the instructor extensions and puts an ``nbgrader_config.py`` there that
+loads ``autograder/nbgrader_config.py``, so formgrader grades and shows submissions with the course's config (its
+sanitised pages included) although the server runs in the repository root.
 """
 
 from __future__ import annotations
@@ -63,6 +65,12 @@ def run(args: argparse.Namespace) -> int:
         )
     config_dir = root / "build" / "jupyter-learner"
     learner_mode.enable(config_dir, undo=args.instructor)
+    course_config = root / "autograder" / "nbgrader_config.py"
+    if args.instructor and not course_config.is_file():
+        raise RlprepError(f"{course_config} is missing, and formgrader needs the course's grading config (it "
+                          "sanitises the pages that show a submission)",
+                          "restore it from the repository (git checkout autograder/nbgrader_config.py)")
+    learner_mode.use_course_config(config_dir, course_config if args.instructor else None)
     env = dict(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in [str(config_dir), env.get("JUPYTER_CONFIG_PATH", "")] if p)
     env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")

@@ -8,6 +8,11 @@ It writes the same ``labconfig/page_config.json`` that
 ``jupyter labextension lock --level=user PLUGIN`` writes (directly, because each command takes ~8 s), and a
 ``jupyter_server_config.json`` that turns the matching server extensions off and opens every new terminal at the
 repository root (:mod:`rlprep.lab_terminals`). ``--undo`` removes both.
+
+``rlprep lab --instructor`` serves the repository root, where no ``nbgrader_config.py`` lies, so its formgrader would
+read none of ``autograder/``'s settings (the sanitiser of the pages that show a submission among them).
+``use_course_config`` writes an ``nbgrader_config.py`` into the same config dir (nbgrader reads one from every
+Jupyter config path) that loads ``autograder/nbgrader_config.py``; learner mode removes it.
 """
 
 from __future__ import annotations
@@ -79,6 +84,25 @@ def enable(config_dir, undo: bool = False) -> Path:
     _merge_json(config_dir / "labconfig" / "page_config.json", page)
     _merge_json(config_dir / "jupyter_server_config.json", server)
     return config_dir
+
+
+def use_course_config(config_dir, course_config=None) -> Path:
+    """Write ``config_dir/nbgrader_config.py`` loading ``course_config`` (the course's ``nbgrader_config.py``), or,
+    with None, remove it. Returns its path."""
+    target = Path(config_dir) / "nbgrader_config.py"
+    if course_config is None:
+        target.unlink(missing_ok=True)
+        return target
+    course_config = Path(course_config).resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(
+        "# Written by `rlprep lab --instructor` (rlprep.grading.learner_mode.use_course_config): formgrader, started\n"
+        "# in the repository root, reads the course's grading config, which sanitises the pages showing a submission.\n"
+        f"load_subconfig({str(course_config)!r})  # noqa: F821 - provided by traitlets when it loads this file\n",
+        encoding="utf-8")
+    os.replace(tmp, target)
+    return target
 
 
 def main(argv=None) -> int:

@@ -88,3 +88,29 @@ def test_the_hand_in_itself_is_left_as_it_was(course):
 def test_the_allow_list_is_by_what_the_browser_is_sent():
     assert served_type("evil.html") == "text/html" and served_type("evil.svg") == "image/svg+xml"  # they would run
     assert served_type("no_extension") == "application/octet-stream"  # a download, never rendered
+
+
+def test_the_exchange_copies_none_of_them_into_submitted(tmp_path):
+    # nbgrader's exchange (submit, collect) copies a hand-in with the course's CourseDirectory.include, so with
+    # autograder/'s config the hostile files never reach submitted/ either (formgrader's file handler serves any
+    # file under the course root to a crafted URL: docs/grading.md)
+    import shutil
+
+    from nbgrader.utils import ignore_patterns
+    from traitlets.config import Config
+
+    from rlprep.grading.release import apply_grading_config
+    from rlprep.grading.submission_files import SHOWN_AS_IS, served_type
+
+    config = Config()
+    apply_grading_config(config)
+    hand_in = tmp_path / "outbound"
+    for rel, text in {**HOSTILE_FILES, **HARMLESS_FILES, f"{LAB}.ipynb": "{}"}.items():
+        (hand_in / rel).parent.mkdir(parents=True, exist_ok=True)
+        (hand_in / rel).write_text(text, encoding="latin-1")
+    shutil.copytree(hand_in, tmp_path / "submitted", ignore=ignore_patterns(
+        exclude=config.CourseDirectory.ignore, include=config.CourseDirectory.include))
+    copied = files_under(tmp_path / "submitted")
+    assert not set(HOSTILE_FILES) & set(copied), copied
+    assert {f"{LAB}.ipynb", "notes.txt", "results.csv", "helper.py", "plot.png"} <= set(copied)
+    assert all(served_type("x" + glob[1:]) in SHOWN_AS_IS for glob in config.CourseDirectory.include)

@@ -59,7 +59,7 @@ def apply_grading_config(c) -> None:
 
     from rlprep.grading.executor import IsolatedExecute
     from rlprep.grading.sanitize import SanitizeSubmission, configure_exporters
-    from rlprep.grading.submission_files import DropUnsafeFiles
+    from rlprep.grading.submission_files import SAFE_NAMES, DropUnsafeFiles
 
     c.OverwriteCells.add_missing_cells = True
     from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteKernelspec
@@ -69,6 +69,7 @@ def apply_grading_config(c) -> None:
     c.Autograde.sanitize_preprocessors = [RepairCells, ClearOutput, DeduplicateIds, OverwriteKernelspec,
                                           RestoreMissingCells, CheckCellMetadata]
     c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", templating.FIXTURES]
+    c.CourseDirectory.include = list(SAFE_NAMES)  # what the exchange copies: no page a browser would run
     from nbgrader.converters import GenerateAssignment
 
     c.GenerateAssignment.preprocessors = [templating.render_preprocessor(), *GenerateAssignment().preprocessors]

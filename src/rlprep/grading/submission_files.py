@@ -8,7 +8,8 @@ is opened. ``DropUnsafeFiles`` (an autograde preprocessor, ``apply_grading_confi
 folder every file a browser would not just show or download: kept are the notebooks, the instructor's own files
 (those of the lab's source folder, unchanged) and files tornado sends as plain text, CSV, JSON, Python, markdown,
 PNG/JPEG/GIF or a download (``application/octet-stream``), judged by the Content-Type tornado derives from the name.
-``submitted/`` is not touched.
+``submitted/`` is not touched by autograde; ``SAFE_NAMES`` (``CourseDirectory.include``) keeps such files out of it
+when nbgrader's exchange copies a hand-in (``collect``, and ``submit`` where the course's config is loaded).
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ SHOWN_AS_IS = frozenset({
     "application/octet-stream", "application/gzip", "text/plain", "text/csv", "text/x-python", "text/markdown",
     "application/json", "image/png", "image/jpeg", "image/gif",
 })
+
+# CourseDirectory.include: the names nbgrader's exchange copies (submit, collect); each is served as SHOWN_AS_IS.
+SAFE_NAMES = ("*.ipynb", "*.py", "*.txt", "*.md", "*.csv", "*.json", "*.png", "*.jpg", "*.jpeg", "*.gif", "*.npy",
+              "*.npz")
 
 
 def served_type(name: str) -> str:

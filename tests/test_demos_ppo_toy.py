@@ -45,3 +45,22 @@ def test_config_errors():
         ToyPPOConfig(method="trpo")
     with pytest.raises(ValueError, match="divide"):
         ToyPPOConfig(batch_size=10, minibatch_size=4)
+
+
+def test_target_kl_stops_a_round_early_and_bounds_its_kl():
+    base = dict(method="clip", iterations=8, epochs=8, lr=0.3, seed=1)
+    free = run_toy_ppo(ToyPPOConfig(**base))
+    stopped = run_toy_ppo(ToyPPOConfig(target_kl=0.01, **base))
+    full = 8 * 64 // 16
+    assert (free["updates"] == full).all()                       # no target: every minibatch step is taken
+    assert (stopped["updates"] < full).any() and (stopped["updates"] >= 1).all()  # the first step always runs
+    assert stopped["kl_old_new"].mean() < free["kl_old_new"].mean()
+    with pytest.raises(ValueError, match="target_kl"):
+        ToyPPOConfig(target_kl=0.0)
+
+
+def test_entropy_is_exact_and_falls_as_the_policy_sharpens():
+    out = run_toy_ppo(ToyPPOConfig(method="none", iterations=10, epochs=8, lr=1.0, seed=0))
+    assert out["entropy"].shape == (11,) and out["updates"].shape == (10,)
+    assert 0 < out["entropy"][0] <= np.log(6) + 1e-12            # K = 6 actions
+    assert out["entropy"][-1] < 0.5 * out["entropy"][0]          # a large unconstrained step collapses the policy

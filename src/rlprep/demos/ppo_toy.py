@@ -86,6 +86,10 @@ class ToyPPOConfig:
     """Passes over each round's batch."""
     lr: float = 0.1
     """Adam learning rate on the logits."""
+    target_kl: float | None = None
+    """Early stop inside a round (Stable-Baselines3's rule): once a minibatch's approx_kl, k3 = mean((r - 1) - log r)
+    over its samples and measured before its step, exceeds 1.5 * target_kl, skip that step and the rest of the round
+    (None: never stop)."""
     n_contexts: int = 8
     """S."""
     n_actions: int = 6
@@ -105,6 +109,8 @@ class ToyPPOConfig:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must divide batch_size ({self.batch_size})")
         if self.clip_eps <= 0 or self.kl_target <= 0 or self.beta_init <= 0 or self.lr <= 0:
             raise ValueError("clip_eps, kl_target, beta_init and lr must be > 0")
+        if self.target_kl is not None and self.target_kl <= 0:
+            raise ValueError(f"target_kl must be > 0 or None, got {self.target_kl}")
         if self.iterations < 1 or self.epochs < 1 or self.n_contexts < 1 or self.n_actions < 2:
             raise ValueError("need iterations >= 1, epochs >= 1, n_contexts >= 1, n_actions >= 2")
 
@@ -128,7 +134,9 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
         {"reward" [I+1] expected reward (exact), "normalized" [I+1] (reward - uniform) / (optimal - uniform),
          "kl_old_new" [I] exact mean KL(pi_old || pi_new) after each round, "kl_ref" [I+1] KL(pi || pi_ref),
          "clipfrac" [I] fraction of sampled ratios outside [1-clip_eps, 1+clip_eps] at the round's last minibatch step,
-         "max_ratio" [I], "beta" [I] (adaptive_kl: the beta used in that round)}.
+         "max_ratio" [I], "beta" [I] (adaptive_kl: the beta used in that round), "entropy" [I+1] exact mean entropy
+         of the policy over contexts (nats), "updates" [I] minibatch steps taken in the round (fewer than
+         epochs * batch_size / minibatch_size only when target_kl stopped it)}.
     """
     from rlprep.algos.ppo import ppo_clip_loss
 
@@ -142,11 +150,15 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
         return float((lp.exp() * R).sum(-1).mean())
 
     beta = cfg.beta_init
-    out = {k: [] for k in ("reward", "kl_old_new", "kl_ref", "clipfrac", "max_ratio", "beta")}
+    def entropy(lp):
+        return float(-(lp.exp() * lp).sum(-1).mean())
+
+    out = {k: [] for k in ("reward", "kl_old_new", "kl_ref", "clipfrac", "max_ratio", "beta", "entropy", "updates")}
     with torch.no_grad():
         lp0 = torch.log_softmax(logits, -1)
     out["reward"].append(expected_reward(lp0))
     out["kl_ref"].append(float(_kl_rows(lp0, ref_logp).mean()))
+    out["entropy"].append(entropy(lp0))
     for _ in range(cfg.iterations):
         with torch.no_grad():
             logp_old_table = torch.log_softmax(logits, -1)  # (S, K)
@@ -158,6 +170,7 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             logp_old = logp_old_table[s, a]  # (N,)
         clipfrac = max_ratio = 0.0
+        updates, stop = 0, False
         for _ in range(cfg.epochs):
             perm = torch.randperm(cfg.batch_size, generator=gen)
             for start in range(0, cfg.batch_size, cfg.minibatch_size):
@@ -165,6 +178,13 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
                 logp_table = torch.log_softmax(logits, -1)  # (S, K)
                 logp = logp_table[s[mb], a[mb]]  # (b,)
                 ratio = torch.exp(logp - logp_old[mb])
+                if cfg.target_kl is not None:
+                    with torch.no_grad():
+                        log_r = logp - logp_old[mb]
+                        approx_kl = float(((log_r.exp() - 1) - log_r).mean())  # k3, before this step
+                    if approx_kl > 1.5 * cfg.target_kl:
+                        stop = True
+                        break
                 if cfg.method == "clip":
                     loss = ppo_clip_loss(logp[:, None], logp_old[mb][:, None], adv[mb][:, None],
                                          torch.ones(len(mb), 1), clip_eps=cfg.clip_eps)
@@ -177,9 +197,12 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
+                updates += 1
                 with torch.no_grad():
                     clipfrac = float(((ratio - 1).abs() > cfg.clip_eps).double().mean())
                     max_ratio = max(max_ratio, float(ratio.max()))
+            if stop:
+                break
         with torch.no_grad():
             logp_new_table = torch.log_softmax(logits, -1)
             d = float(_kl_rows(logp_old_table[s], logp_new_table[s]).mean())
@@ -187,6 +210,8 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
         if cfg.method == "adaptive_kl":
             beta = adaptive_kl_beta(beta, d, cfg.kl_target)
         out["kl_old_new"].append(d)
+        out["updates"].append(updates)
+        out["entropy"].append(entropy(logp_new_table))
         out["clipfrac"].append(clipfrac)
         out["max_ratio"].append(max_ratio)
         out["reward"].append(expected_reward(logp_new_table))

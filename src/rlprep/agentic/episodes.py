@@ -99,8 +99,10 @@ def potential_progress(step: Step) -> float:
     """Potential-based shaping F = Φ(s') − Φ(s) with Φ(s) = −log2(size of the feasible interval).
 
     Ng, Harada, Russell 1999 (Policy invariance under reward transformations): with γ = 1 the sum over an
-    episode telescopes to Φ(s_end) − Φ(s_0), so the shaped optimum is the unshaped one. A guess that learns
-    nothing (outside the interval, repeated, invalid) earns exactly 0; stalling cannot pay.
+    episode telescopes to Φ(s_end) − Φ(s_0), which leaves the optimal policy unchanged only when Φ is 0 (or one
+    constant) on every terminal state. This Φ is not (an episode that ends on a narrower interval earns more), so
+    the shaping does pay for narrowing, not only for success. A guess that learns nothing (outside the interval,
+    repeated, invalid) earns exactly 0; stalling cannot pay.
     """
     return math.log2(_interval_size(step.interval_before)) - math.log2(_interval_size(step.interval_after))
 

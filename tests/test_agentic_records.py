@@ -66,3 +66,29 @@ def test_a_records_path_that_is_a_file_fails_before_the_run_with_error_and_fix(t
     assert experiments.main(["compaction", "--profile", "smoke", "--record"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "\nfix: " in err and "Traceback" not in err
+
+
+def test_tag_writes_a_second_record_beside_the_first_with_its_command(tmp_path, monkeypatch):
+    # W19 quotes the hacking comparison at two learning rates: the second run must not overwrite the first record
+    monkeypatch.setenv("RLPREP_RECORDS", str(tmp_path))
+    monkeypatch.setattr(rlprep.tinyworld, "load_policy", lambda task, profile: (None, None))
+    monkeypatch.setattr(experiments, "compaction_study", lambda model, tokenizer, seed=0: {"success": [0.5]})
+    assert experiments.main(["compaction", "--profile", "smoke", "--record"]) == 0
+    assert experiments.main(["compaction", "--profile", "smoke", "--tag", "lr3e4", "--record"]) == 0
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["agentic_compaction.json", "agentic_compaction_lr3e4.json"]
+    doc = records.load("agentic_compaction_lr3e4")
+    assert doc["command"] == "python -m rlprep.agentic.experiments compaction --profile smoke --tag lr3e4 --record"
+    assert records.command_line(doc) == "rlprep record agentic compaction --profile smoke --tag lr3e4"
+
+
+def test_a_tag_that_cannot_name_a_record_fails_before_the_run_with_error_and_fix(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RLPREP_RECORDS", str(tmp_path))
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the experiment ran although its tag cannot name a record")
+
+    monkeypatch.setattr(rlprep.tinyworld, "load_policy", must_not_run)
+    assert experiments.main(["compaction", "--profile", "smoke", "--tag", "lr=3e-4", "--record"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "\nfix: " in err and "Traceback" not in err
+    assert not list(tmp_path.iterdir())

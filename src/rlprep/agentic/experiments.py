@@ -8,7 +8,8 @@ saved and quoted. Example (the runs the notebooks quote):
     python -m rlprep.agentic.experiments horizon --profile smoke      # also: credit, compaction, evolution
 
 ``--record`` also writes ``records/agentic_<experiment>.json`` (:func:`rlprep.records.record`) with the figures
-the notebooks show through ``rlprep.records.show`` instead of typing them into the prose.
+the notebooks show through ``rlprep.records.show`` instead of typing them into the prose; ``--tag T`` writes
+``records/agentic_<experiment>_T.json`` instead, so a second run (another learning rate) sits beside the first.
 """
 
 from __future__ import annotations
@@ -214,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="write the results here as JSON")
     parser.add_argument("--record", action="store_true",
                         help="also write records/agentic_<experiment>.json, the figures the notebooks show")
+    parser.add_argument("--tag", default=None,
+                        help="with --record: write records/agentic_<experiment>_<tag>.json (letters and digits)")
     args = parser.parse_args(argv)
     try:
         return _run(args, argv)
@@ -232,9 +235,20 @@ def _records_folder():
     return folder
 
 
+def _record_name(args) -> str:
+    """``agentic_<experiment>`` or, with ``--tag``, ``agentic_<experiment>_<tag>``; a bad tag fails before the run."""
+    if args.tag is None:
+        return f"agentic_{args.experiment}"
+    if not args.tag.isascii() or not args.tag.isalnum():
+        raise RlprepError(f"--tag {args.tag!r} cannot name a record file (letters and digits only)",
+                          "pass a tag such as lr3e4")
+    return f"agentic_{args.experiment}_{args.tag}"
+
+
 def _run(args, argv) -> int:
     from rlprep.tinyworld import load_policy
 
+    name = _record_name(args)
     if args.record:
         _records_folder()
     model, tokenizer = load_policy("multiturn", args.profile)
@@ -268,7 +282,7 @@ def _run(args, argv) -> int:
         from rlprep.profiles import get_profile
 
         command = "python -m rlprep.agentic.experiments " + " ".join(argv if argv is not None else sys.argv[1:])
-        print(records.record(f"agentic_{args.experiment}", record_values(args.experiment, result),
+        print(records.record(name, record_values(args.experiment, result),
                              command=command, profile=get_profile(args.profile).name))
     return 0
 

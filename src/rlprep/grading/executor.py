@@ -14,14 +14,14 @@ nbgrader's own ``Execute`` runs every cell in one kernel, so an answer cell can 
 - a learner cell that does not compile (SyntaxError, IndentationError) defines nothing: a test that calls a
   function it defines reports the cell's error and line, not "not defined".
 
-Two kernels, one after the other, so that nothing shown can carry a hidden input out. The learner's code could
-remember what a hidden call passed it (in a global, a file in its scratch space) and show it later: in a learner cell
-placed after a test, or through a later visible call (its print, its exception message, the shape it returns, all
-quoted by a visible part). So pass 1 runs every learner cell, setup cell and visible part of a test in a kernel K1
-that never meets a hidden input, and shows what they print; K1 is shut down (its sandbox and scratch space gone);
-pass 2 starts a fresh K2 in a fresh sandbox, runs the setup and learner cells again (what they print is dropped),
-and runs each test's hidden parts, from where its visible part left off (same namespace, same tolerance), calling
-the learner's functions in K2. Of pass 2 only the verdict of each hidden part is shown, in its public form: the
+Two kernels, so that nothing shown can carry a hidden input out. The learner's code could remember what a hidden
+call passed it (in a global, a file in its scratch space) and show it later: in a learner cell placed after a test,
+or through a later visible call (its print, its exception message, the shape it returns, all quoted by a visible
+part). So pass 1 runs every learner cell, setup cell and visible part of a test in a kernel K1 that never meets a
+hidden input, and shows what they print; K1 is shut down (its sandbox and scratch space gone); then pass 2, in K2, a
+second kernel in a sandbox of its own, runs the rest of the setup and learner cells (what they print is dropped) and
+each test's hidden parts, from where its visible part left off (same namespace, same tolerance). K2 starts alongside
+K1 and, meanwhile, runs the cells before the first test with a hidden part (``_Second``). Of pass 2 only the verdict of each hidden part is shown, in its public form: the
 property, or the builtin type of what the learner's function raised. A visible part after a hidden one runs in
 pass 2 and is shown in that form too.
 
@@ -38,6 +38,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import io
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -48,6 +49,7 @@ from rlprep.grading.asserts import PropertyFailed, begin_test, note_inputs, note
 from rlprep.grading.cell_errors import COMPILE_ERRORS, AnswerCellError, cell_error, compile_error_message
 from rlprep.grading.hidden_parts import (  # noqa: F401 - HIDDEN_*, hidden_code, released_source: read from here too
     HIDDEN_BEGIN, HIDDEN_END, hidden_code, released_source, split_hidden)
+from rlprep.grading.in_process import score_in_process  # noqa: F401 - read from here too
 from rlprep.grading.kernel import LearnerCallError, LearnerKernel
 from rlprep.grading.selfgrade import def_names
 from rlprep.grading.wire import UNDEFINED, WireError
@@ -127,6 +129,57 @@ class _TestRun:
             cell.outputs.append(_error(*self.failure))
 
 
+class _Second:
+    """K2, started in a thread while K1 starts and runs pass 1; the thread also runs in K2 the setup and learner
+    cells before the first test with a hidden part (index ``upto``): nothing it runs then depends on a hidden input.
+    ``ready`` waits for that; ``runs`` are its learner cells' ``(cell, CellRun)``. The thread lives until ``close``:
+    bubblewrap's ``--die-with-parent`` ends a process when the thread that started it ends."""
+
+    def __init__(self, runner: IsolatedRunner, nb, upto: int):
+        self.runner, self.nb, self.upto = runner, nb, upto
+        self.kernel: LearnerKernel | None = None
+        self.runs: list = []
+        self.error: BaseException | None = None
+        self.prepared, self.released = threading.Event(), threading.Event()
+        self.thread = threading.Thread(target=self._prepare, name="rlprep-second-kernel", daemon=True)
+        self.thread.start()
+
+    def _prepare(self) -> None:
+        runner = self.runner
+        try:
+            self.kernel = LearnerKernel(kernel_name=runner.kernel_name)
+            self.kernel.start()
+            runner._missing_setup(self.nb, None, self.kernel)
+            for cell in self.nb.cells[:self.upto]:
+                kind = runner.classify(cell)
+                if cell.cell_type == "code" and kind in ("setup", "learner") and runner.remaining() > 0:
+                    run = runner._kernel_step(self.kernel, cell, kind)
+                    if run is not None:
+                        self.runs.append((cell, run))
+        except BaseException as err:  # raised again by ready(), in the grader's thread
+            self.error = err
+        finally:
+            self.prepared.set()
+            self.released.wait()
+
+    def ready(self) -> LearnerKernel:
+        self.prepared.wait()
+        if self.error is not None:
+            raise self.error
+        self.kernel.deadline_at = self.runner._t_end
+        return self.kernel
+
+    def close(self) -> None:
+        self.prepared.wait()
+        try:
+            if self.kernel is not None:
+                self.kernel.shutdown()
+                self.kernel = None
+        finally:
+            self.released.set()
+            self.thread.join()
+
+
 class FunctionProxy:
     """Stands for the learner's function inside a test cell; every call runs in the learner's kernel."""
 
@@ -198,53 +251,65 @@ class IsolatedRunner:
     # -- the run ----------------------------------------------------------------------------
     def run(self, nb):
         """Grade ``nb`` in place: pass 1 in K1 (every learner cell, the visible parts), then, once K1 is gone, pass 2
-        in a fresh K2 (the hidden parts); see the module docstring."""
+        in K2 (the hidden parts); see the module docstring. K2 starts while pass 1 runs and runs the cells before the
+        first test with a hidden part: no hidden input is sent to it before K1 is shut down."""
         setup_ns: dict = {"__name__": "__rlprep_tests__", "__builtins__": builtins}
         tests: dict[int, _TestRun] = {}
-        self._start_kernel()
+        first = next((i for i, c in enumerate(nb.cells) if self.classify(c) == "test" and c.cell_type == "code"
+                      and hidden_code(self.trusted[c.metadata.nbgrader.grade_id][0]).strip()), None)
+        self._t_end = time.monotonic() + self.deadline  # moved on once K1 is ready (``_start_kernel``)
+        second = _Second(self, nb, first) if first is not None else None
         try:
-            self._missing_setup(nb, setup_ns)
-            for index, cell in enumerate(nb.cells):
-                if cell.cell_type != "code":
-                    continue
-                cell.outputs = []
-                cell.execution_count = None
-                kind = self.classify(cell)
-                if kind == "demo":
-                    cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=DEMO_NOTE))
-                    continue
-                if self.remaining() <= 0:
-                    cell.outputs.append(_error("GradingDeadline", f"grading stopped after its {self.deadline:g} s "
-                                                                  "limit; this cell was not run"))
-                    continue
-                if kind == "setup":
-                    cell.source = self.trusted[cell.metadata.nbgrader.grade_id][0]
-                    self._exec_here(cell.source, setup_ns, cell)
-                    self._run_in_kernel(cell)
-                elif kind == "test":
-                    cell.source = self.trusted[cell.metadata.nbgrader.grade_id][0]
-                    tests[index] = self._run_visible(cell, setup_ns)
-                else:
-                    self._note_compile_error(cell, self._run_in_kernel(cell))
+            try:
+                self._start_kernel()
+                self._pass_one(nb, setup_ns, tests)
+            finally:
+                if self.kernel is not None:  # K1, its sandbox and scratch space gone before any hidden input is sent
+                    self.kernel.shutdown()
+            if second is not None and any(t.rest for t in tests.values()):
+                self._run_hidden(nb, tests, second)
         finally:
-            self.kernel.shutdown()  # K1, its sandbox and its scratch space are gone before any hidden input is sent
-        if any(t.rest for t in tests.values()):
-            self._run_hidden(nb, tests)
+            if second is not None:
+                second.close()
         for index, test in tests.items():
             test.show(nb.cells[index])
         return nb
 
+    def _pass_one(self, nb, setup_ns: dict, tests: dict[int, _TestRun]) -> None:
+        self._missing_setup(nb, setup_ns, self.kernel)
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            cell.outputs = []
+            cell.execution_count = None
+            kind = self.classify(cell)
+            if kind == "demo":
+                cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=DEMO_NOTE))
+                continue
+            if self.remaining() <= 0:
+                cell.outputs.append(_error("GradingDeadline", f"grading stopped after its {self.deadline:g} s "
+                                                              "limit; this cell was not run"))
+                continue
+            if kind == "setup":
+                cell.source = self.trusted[cell.metadata.nbgrader.grade_id][0]
+                self._exec_here(cell.source, setup_ns, cell)
+                self._run_in_kernel(cell)
+            elif kind == "test":
+                cell.source = self.trusted[cell.metadata.nbgrader.grade_id][0]
+                tests[index] = self._run_visible(cell, setup_ns)
+            else:
+                self._note_compile_error(cell, self._run_in_kernel(cell))
+
     def _start_kernel(self) -> None:
-        """Start a fresh kernel in a fresh sandbox. The deadline counts from a ready kernel: a slow start on a loaded
-        machine must not eat the learner's budget (the start itself is bounded by jupyter_client's own timeout), so
-        the second kernel's start moves it on too. Replays after a restart count."""
-        t0 = time.monotonic()
+        """Start K1 in a fresh sandbox. The deadline (both passes) counts from a ready kernel: a slow start on a
+        loaded machine must not eat the learner's budget (the start itself is bounded by jupyter_client's own
+        timeout). Replays after a restart count."""
         self.kernel = LearnerKernel(kernel_name=self.kernel_name)
         self.kernel.start()
-        self._t_end = (self._t_end + time.monotonic() - t0) if self._t_end else time.monotonic() + self.deadline
+        self._t_end = time.monotonic() + self.deadline
         self.kernel.deadline_at = self._t_end
 
-    def _missing_setup(self, nb, setup_ns: dict | None) -> None:
+    def _missing_setup(self, nb, setup_ns: dict | None, kernel: LearnerKernel) -> None:
         """nbgrader restores deleted test cells but not deleted locked setup cells: run those first (here too,
         unless ``setup_ns`` is None)."""
         present = {(c.get("metadata", {}).get("nbgrader", {}).get("grade_id"), c.source)
@@ -253,37 +318,38 @@ class IsolatedRunner:
             if kind == "setup" and (gid, source) not in present:
                 if setup_ns is not None:
                     self._exec_here(source, setup_ns, nbformat.v4.new_code_cell(source))
-                self.kernel.execute(source, timeout=max(0.5, min(self.cell_timeout, self.remaining())))
+                kernel.execute(source, timeout=max(0.5, min(self.cell_timeout, self.remaining())))
 
-    def _run_hidden(self, nb, tests: dict[int, _TestRun]) -> None:
-        """Pass 2: a fresh kernel runs the setup and learner cells again (their outputs dropped) and answers the
-        hidden parts of each test, in notebook order; it stops after the last test with a hidden part left."""
+    def _kernel_step(self, kernel: LearnerKernel, cell, kind: str):
+        """Run a setup or learner cell in ``kernel`` for pass 2 (its output is dropped); the learner cell's run."""
+        source = self.trusted[cell.metadata.nbgrader.grade_id][0] if kind == "setup" else cell.source
+        run = kernel.execute(source, timeout=max(0.5, min(self.cell_timeout, self.remaining())))
+        return run if kind == "learner" else None
+
+    def _run_hidden(self, nb, tests: dict[int, _TestRun], second: _Second) -> None:
+        """Pass 2, in K2 (``second``: started, and the cells before the first hidden test run): the rest of the setup
+        and learner cells (their outputs dropped) and the hidden parts of each test, in notebook order, up to the
+        last test with a hidden part left."""
+        self.kernel = second.ready()
         self.uncompiled = {}
+        for cell, run in second.runs:
+            self._note_compile_error(cell, run)
         last = max(i for i, t in tests.items() if t.rest)
-        self._start_kernel()
-        try:
-            self._missing_setup(nb, None)
-            for index, cell in enumerate(nb.cells[:last + 1]):
-                if cell.cell_type != "code":
-                    continue
-                kind = self.classify(cell)
-                if kind == "demo" or (kind == "test" and not tests.get(index, _TestRun({})).rest):
-                    continue
-                if self.remaining() <= 0:
-                    if kind == "test":
-                        why = f"grading stopped after its {self.deadline:g} s limit before this test's hidden part ran"
-                        tests[index].failure = ("GradingDeadline", why)
-                    continue
-                if kind == "setup":
-                    self.kernel.execute(self.trusted[cell.metadata.nbgrader.grade_id][0],
-                                        timeout=max(0.5, min(self.cell_timeout, self.remaining())))
-                elif kind == "test":
-                    self._run_rest(tests[index])
-                else:
-                    run = self.kernel.execute(cell.source, timeout=max(0.5, min(self.cell_timeout, self.remaining())))
-                    self._note_compile_error(cell, run)
-        finally:
-            self.kernel.shutdown()
+        for index, cell in enumerate(nb.cells[:last + 1]):
+            kind = self.classify(cell)
+            if cell.cell_type != "code" or kind == "demo" or (kind != "test" and index < second.upto):
+                continue
+            if kind == "test" and not tests.get(index, _TestRun({})).rest:
+                continue
+            if self.remaining() <= 0:
+                if kind == "test":
+                    why = f"grading stopped after its {self.deadline:g} s limit before this test's hidden part ran"
+                    tests[index].failure = ("GradingDeadline", why)
+                continue
+            if kind == "test":
+                self._run_rest(tests[index])
+            elif (run := self._kernel_step(self.kernel, cell, kind)) is not None:
+                self._note_compile_error(cell, run)
 
     def _run_in_kernel(self, cell):
         timeout = max(0.5, min(self.cell_timeout, self.remaining()))
@@ -426,39 +492,3 @@ if NbGraderPreprocessor is not None:
             runner = IsolatedRunner(names, trusted, cell_timeout=self.cell_timeout, call_timeout=self.call_timeout,
                                     deadline=self.deadline, kernel_name=self.kernel_name)
             return runner.run(nb), resources
-
-
-def score_in_process(nb, functions: dict) -> dict[str, tuple[float, float, str]]:
-    """Run a solution notebook's test cells (hidden parts included) here, with ``functions`` bound.
-
-    For checking the test code itself (bug catalogs, alternative solutions) without a kernel or nbgrader:
-    returns {grade_id: (points, max_points, message)}. Never use it on learner code you do not trust.
-    """
-    ns: dict = {"__name__": "__rlprep_tests__", "__builtins__": builtins}
-    results = {}
-    for cell in nb.cells:
-        nbg = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code" or not nbg.get("locked"):
-            continue
-        if not nbg.get("grade"):
-            exec(compile(cell.source, "<setup cell>", "exec"), ns)
-            continue
-        test_ns = dict(ns, **{name: _noting_inputs(fn) for name, fn in functions.items()})
-        begin_test()
-        try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                exec(compile(cell.source, "<test cell>", "exec"), test_ns)
-            results[nbg["grade_id"]] = (float(nbg["points"]), float(nbg["points"]), "")
-        except Exception as err:
-            results[nbg["grade_id"]] = (0.0, float(nbg["points"]), f"{type(err).__name__}: {err}")
-    return results
-
-
-def _noting_inputs(fn):
-    """``fn``, recording each call's inputs for the tolerance as ``FunctionProxy`` does in a real grade."""
-    def call(*args, **kwargs):
-        note_inputs(args, kwargs)
-        return fn(*args, **kwargs)
-
-    call.__name__ = getattr(fn, "__name__", "function")
-    return call

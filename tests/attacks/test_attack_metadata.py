@@ -128,3 +128,27 @@ def test_a_hand_in_with_every_tampering_gets_a_verdict_and_the_rest_is_graded(tm
     assert graded.rc == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
     assert (graded.report["score"], graded.report["max_score"]) == (10, 10), graded.report
     assert [c["grade_id"] for c in graded.report["cells"]] == list(TESTS)
+
+
+def test_classroom_autograde_grades_the_tampered_hand_in_too(tmp_path, capsys, course):
+    import shutil
+
+    from nbgrader.api import Gradebook
+
+    from rlprep.cli import main
+
+    template, _ = course
+    folder = tmp_path / "course"
+    folder.mkdir()
+    shutil.copy(template / "gradebook.db", folder / "gradebook.db")
+    shutil.copytree(template / "source", folder / "source")
+    hand_in = folder / "submitted" / "tampered" / LAB
+    hand_in.mkdir(parents=True)
+    names = [n for n in TAMPERINGS if "cell-id" not in n and n not in ("grade-id-invalid", "grade-id-of-another-cell")]
+    (hand_in / f"{LAB}.ipynb").write_text(json.dumps(tampered(*names, "invalid-cell-id")))  # nbformat-invalid
+    rc = main(["classroom", "autograde", "--course", str(folder), "--lab", LAB])
+    captured = capsys.readouterr()
+    assert rc == 0 and "1 graded" in captured.out, captured.out + captured.err
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}", "rlprep") as gb:
+        submission = gb.find_submission(LAB, "tampered")
+        assert (submission.score, submission.max_score) == (10, 10)

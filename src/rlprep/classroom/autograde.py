@@ -71,6 +71,7 @@ def check_submission(course: Path, student: str, lab: str) -> None:
     """Raise RlprepError when ``submitted/<student>/<lab>/<lab>.ipynb`` cannot be graded as it is."""
     import nbformat
 
+    from rlprep.grading.cell_meta import fix_cell_ids
     from rlprep.grading.grade import check_json_depth
 
     check_student_id(student)
@@ -88,6 +89,7 @@ def check_submission(course: Path, student: str, lab: str) -> None:
         pass
     try:
         nb = nbformat.read(path, as_version=4)
+        fix_cell_ids(nb)  # invalid cell ids are put back before nbgrader reads them (grading.missing_cells)
         nbformat.validate(nb)
     except Exception as err:  # any unreadable file is the same problem for the instructor
         raise RlprepError(f"{student}: {path} is not a notebook ({type(err).__name__}: {str(err)[:200]})",

@@ -23,7 +23,7 @@ from __future__ import annotations
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
-from rlprep.grading.cell_meta import CELL_ID, nbgrader_meta
+from rlprep.grading.cell_meta import fix_cell_ids, nbgrader_meta
 
 FLAGS = ("grade", "solution", "locked", "task")
 
@@ -121,21 +121,7 @@ def repair(nb, canonical: dict[str, dict]) -> list[str]:
             cell.metadata["nbgrader"] = dict(canonical[grade_id])
             kept.add(grade_id)
             changes.append(f"cell {index}: nbgrader metadata of {grade_id} put back by its cell id")
-    if nb.get("nbformat", 4) == 4 and nb.get("nbformat_minor", 5) < 5:
-        nb["nbformat_minor"] = 5  # cell ids exist from nbformat 4.5 on
-    used: set[str] = set()
-    for index, cell in enumerate(nb.cells):
-        cell_id = cell.get("id")
-        if not (isinstance(cell_id, str) and CELL_ID.fullmatch(cell_id)) or cell_id in used:
-            grade_id = nbgrader_meta(cell).get("grade_id", "")
-            base = grade_id if CELL_ID.fullmatch(grade_id or "") and grade_id not in used else f"cell-{index}"
-            cell_id, k = base, 1
-            while cell_id in used:
-                cell_id, k = f"{base}-{k}", k + 1
-            cell["id"] = cell_id
-            changes.append(f"cell {index}: new cell id {cell_id}")
-        used.add(cell_id)
-    return changes
+    return changes + fix_cell_ids(nb)
 
 
 class RepairCells(NbGraderPreprocessor):

@@ -137,7 +137,7 @@ class _Second:
 
     def __init__(self, runner: IsolatedRunner, nb, upto: int):
         self.runner, self.nb, self.upto = runner, nb, upto
-        self.kernel: LearnerKernel | None = None
+        self.kernel: LearnerKernel | None = LearnerKernel(kernel_name=runner.kernel_name)
         self.runs: list = []
         self.error: BaseException | None = None
         self.prepared, self.released = threading.Event(), threading.Event()
@@ -147,7 +147,6 @@ class _Second:
     def _prepare(self) -> None:
         runner = self.runner
         try:
-            self.kernel = LearnerKernel(kernel_name=runner.kernel_name)
             self.kernel.start()
             runner._missing_setup(self.nb, None, self.kernel)
             for cell in self.nb.cells[:self.upto]:
@@ -261,7 +260,7 @@ class IsolatedRunner:
         second = _Second(self, nb, first) if first is not None else None
         try:
             try:
-                self._start_kernel()
+                self._start_kernel(second)
                 self._pass_one(nb, setup_ns, tests)
             finally:
                 if self.kernel is not None:  # K1, its sandbox and scratch space gone before any hidden input is sent
@@ -300,11 +299,15 @@ class IsolatedRunner:
             else:
                 self._note_compile_error(cell, self._run_in_kernel(cell))
 
-    def _start_kernel(self) -> None:
-        """Start K1 in a fresh sandbox. The deadline (both passes) counts from a ready kernel: a slow start on a
-        loaded machine must not eat the learner's budget (the start itself is bounded by jupyter_client's own
-        timeout). Replays after a restart count."""
+    def _start_kernel(self, second: _Second | None) -> None:
+        """Start K1 in a fresh sandbox; with K2 (``second``), the limits on the folders shared with the grader count
+        both. The deadline (both passes) counts from a ready kernel: a slow start on a loaded machine must not eat
+        the learner's budget (the start itself is bounded by jupyter_client's own timeout). Replays after a restart
+        count."""
         self.kernel = LearnerKernel(kernel_name=self.kernel_name)
+        if second is not None:
+            self.kernel.shares_limits_with.append(second.kernel.dirs)
+            second.kernel.shares_limits_with.append(self.kernel.dirs)
         self.kernel.start()
         self._t_end = time.monotonic() + self.deadline
         self.kernel.deadline_at = self._t_end

@@ -70,6 +70,7 @@ class LearnerKernel:
         self.sandbox = sandbox.probe()
         self._calls = 0
         self.stopped = ""  # why the grader stopped K for good (it filled the folders it shares with the grader)
+        self.shares_limits_with: list[sandbox.RunDirs] = []  # other kernels' folders counted in the same limits
         self._unwatch = threading.Event()
         self._watcher: threading.Thread | None = None
 
@@ -109,7 +110,7 @@ class LearnerKernel:
     def _watch(self) -> None:
         """Every 0.2 s while K lives: past the limits in the shared folders, kill K for good and empty them."""
         while not self._unwatch.wait(0.2):
-            why = sandbox.exchange_overflow(self.dirs)
+            why = sandbox.exchange_overflow(self.dirs, *self.shares_limits_with)
             if why:
                 self.stopped = self.stopped or why
                 self._kill()

@@ -86,11 +86,13 @@ class RunDirs:
         copy_kernel_package(self.pkg)
 
 
-def exchange_overflow(dirs: RunDirs) -> str:
+def exchange_overflow(dirs: RunDirs, *more: RunDirs) -> str:
     """``""``, or what the kernel did past the limits in the folders of ``dirs`` it writes on the grader's disk
     (the outbox, the sockets' folder and, without bubblewrap, its home): more than ``EXCHANGE_BYTES`` of disk
-    blocks or more than ``EXCHANGE_ENTRIES`` files and folders. Links are not followed."""
-    used, entries, stack = 0, 0, [dirs.outbox, dirs.ipc, dirs.home]
+    blocks or more than ``EXCHANGE_ENTRIES`` files and folders. Links are not followed. ``more``: the folders of
+    the other kernels grading the same notebook, which share the limits."""
+    used, entries = 0, 0
+    stack = [folder for d in (dirs, *more) for folder in (d.outbox, d.ipc, d.home)]
     while stack:
         try:
             with os.scandir(stack.pop()) as found:

@@ -27,7 +27,7 @@ def test_reference_gets_full_marks_and_is_recorded(tmp_path, capsys, monkeypatch
     if "rlprep.interview.history" not in sys.modules:
         monkeypatch.setitem(sys.modules, "rlprep.interview", types.ModuleType("rlprep.interview"))
     fake = types.ModuleType("rlprep.interview.history")
-    fake.record_lab_grade = lambda lab, score, max_score: recorded.append((lab, score, max_score))
+    fake.record_lab_grade = lambda lab, score, max_score, **_: recorded.append((lab, score, max_score))
     monkeypatch.setitem(sys.modules, "rlprep.interview.history", fake)
     # the learner's file: the release with the reference answer pasted in
     path = tmp_path / "lab01_gae.ipynb"
@@ -58,7 +58,7 @@ def test_report_says_what_to_do_next():
     unfilled = GradeReport("lab01_gae", 0, 2, [CellGrade("t", 0, 2, False, "LearnerError: compute_gae raised NotImplementedError")])
     assert "still raises NotImplementedError" in format_report(unfilled) and "Ctrl+S" in format_report(unfilled)
     wrong = GradeReport("lab01_gae", 1, 3, [CellGrade("a", 1, 1, True, ""), CellGrade("b", 0, 2, False, "PropertyFailed: x")])
-    assert "next: fix the property each FAIL names" in format_report(wrong)
+    assert "next: fix these in order" in format_report(wrong) and "  1. x (b)" in format_report(wrong)
     full = GradeReport("lab01_gae", 3, 3, [CellGrade("a", 3, 3, True, "")])
     assert "next:" not in format_report(full)
 
@@ -139,9 +139,17 @@ def test_feedback_holds_no_hidden_tests(tmp_path):
     # the property is named: the visible worked time-limit example of test_gae_episode_end fails first
     assert "nothing may be carried across an episode end" in html
     assert "HIDDEN" not in html
+    # Each hidden case's values that only its hidden test holds: its expected advantage, and its last reward unless
+    # the learner's own notebook shows that number too (float32's rollout is np.ones(7): 1.0 is on every page).
+    # They are in the autograded notebook (the hidden tests ran there), so a page that carried those tests fails.
+    visible = RELEASE.read_text()
+    graded = (course / "autograded" / "alice" / "lab01_gae" / "lab01_gae.ipynb").read_text()
     for key, case in lab_values(SOLUTION.parent).items():
         if key not in ("terminal", "results"):
-            assert repr(float(case["advantages"][0])) not in html and repr(float(case["rewards"][-1])) not in html
+            held = [repr(float(case[name][i])) for name, i in (("advantages", 0), ("rewards", -1))]
+            secret = [value for value in held if value not in visible]
+            assert secret and all(value in graded for value in secret), (key, secret)
+            assert not any(value in html for value in secret), (key, secret)
 
 
 def test_grade_here_finds_the_notebook_warns_when_unsaved_and_prints_the_table(tmp_path, monkeypatch, capsys,
@@ -191,7 +199,7 @@ def test_a_syntax_error_in_the_answer_cell_is_reported_with_its_line(tmp_path, c
     grade_here(path)
     out = capsys.readouterr().out
     assert f"FAIL  test_gae_by_hand        0/2  SyntaxError: invalid syntax, line {lineno} of the answer cell" in out
-    assert "next: an answer cell does not compile" in out
+    assert "  1. an answer cell does not compile" in out
 
 
 def test_compile_error_message_quotes_the_line_and_a_later_clean_cell_clears_it():

@@ -147,6 +147,7 @@ def lab_of(path, nb, labs: list[str], solutions: Path | None = None) -> str:
     meta = nb.metadata.get("rlprep", {}).get("lab")
     claimed = stem if stem in labs else meta if meta in labs else None
     if claimed is None:
+        _refuse_walkthrough(path, labs, solutions)
         raise RlprepError(f"cannot tell which lab {path} is (file name {stem!r}, metadata lab {meta!r})",
                           f"keep the lab's file name; known labs: {', '.join(labs) or 'none'}")
     from rlprep.grading.cell_meta import grade_id_of
@@ -161,6 +162,25 @@ def lab_of(path, nb, labs: list[str], solutions: Path | None = None) -> str:
                           f"grade it as {owner}: save it as {owner}.ipynb (rlprep grade labs/{owner}/{owner}.ipynb); "
                           f"your {claimed} answers are in labs/{claimed}/{claimed}.ipynb")
     return claimed
+
+
+def _refuse_walkthrough(path, labs: list[str], solutions: Path | None) -> None:
+    """Raise the error for a walkthrough notebook (``notebooks/*.ipynb``, or a copy with its name): it has no
+    hidden tests, so there is nothing to grade."""
+    from rlprep.paths import repo_root
+
+    root = Path(solutions).parent if solutions else repo_root()
+    if root is None or not (root / "notebooks" / Path(path).name).is_file():
+        return
+    shown = Path(path)
+    try:
+        shown = Path(path).resolve().relative_to(root.resolve())
+    except ValueError:
+        pass
+    example = f"labs/{labs[0]}/{labs[0]}.ipynb" if labs else "labs/<lab>/<lab>.ipynb"
+    raise RlprepError(f"{shown} is a walkthrough notebook, not a graded lab: it has no tests to grade",
+                      f"the labs are in labs/ (one folder each: {', '.join(labs)}); grade one with "
+                      f"rlprep grade {example}")
 
 
 def _lab_by_grade_ids(ids: set[str], labs: list[str], solutions: Path | None) -> str | None:
@@ -351,28 +371,37 @@ def grade_notebook(path, *, solutions: Path | None = None, cell_timeout: float =
                          [f"{gid} ({how}, restored)" for gid, how in changed.items()], missing,
                          sandbox=sandbox.probe())
     report.seconds = time.monotonic() - t0
-    _record(report)
+    _record(report, path)
     return report
 
 
-def _record(report: GradeReport) -> None:
+def _record(report: GradeReport, notebook: Path) -> None:
     try:
         from rlprep.interview.history import record_lab_grade
     except ImportError:
         return
     try:
-        record_lab_grade(report.lab, report.score, report.max_score)
+        record_lab_grade(report.lab, report.score, report.max_score, notebook=notebook)
     except Exception as err:  # a history problem must not hide the grade
         logging.getLogger(__name__).warning("could not record the grade in your history: %s", err)
 
 
 def format_report(report: GradeReport) -> str:
+    """The table ``rlprep grade`` and ``grade_here()`` print: a row per graded cell (an error shared by several rows
+    is written out once, on the first), then what to fix next (:func:`next_steps`)."""
     width = max([len(c.grade_id) for c in report.cells] + [8])
     lines = [f"{report.lab}: {report.score:g} / {report.max_score:g} points"]
+    first_with: dict[str, str] = {}
     for c in report.cells:
         status = "PASS" if c.passed else "FAIL"
         line = f"  {status}  {c.grade_id:<{width}}  {c.points:g}/{c.max_points:g}"
-        lines.append(line + (f"  {c.message}" if c.message else ""))
+        message = c.message
+        if not c.passed and message:
+            if message in first_with:
+                message = f"(the same error as {first_with[message]})"
+            else:
+                first_with[message] = c.grade_id
+        lines.append(line + (f"  {message}" if message else ""))
     if report.sandbox and report.sandbox != "bubblewrap":
         lines.append(f"sandbox: {report.sandbox}. Your code ran without one: fine for practice, not for a class "
                      "(see docs/grading.md).")
@@ -382,18 +411,45 @@ def format_report(report: GradeReport) -> str:
     if report.missing:
         lines.append(f"missing: your notebook has no answer cell {', '.join(report.missing)}; the tests of what it "
                      "defines score 0 unless another cell defines it (copy the cell back from labs/)")
+    lines += next_steps(report)
+    return "\n".join(lines)
+
+
+_UNWRITTEN = re.compile(r"(\w+) raised NotImplementedError")
+
+
+def _failure(message: str, grade_id: str) -> tuple[int, str]:
+    """(rank, what to fix) for a failed cell: a compile error ranks first (nothing its cell defines exists until it
+    compiles), then everything else in the order of the lab."""
     from rlprep.grading.executor import COMPILE_ERRORS
 
-    if any(c.message.startswith(COMPILE_ERRORS) for c in report.cells):
-        lines.append("next: an answer cell does not compile, so nothing it defines exists (the message above names "
-                     "the line). Fix that line, run the cell, save the notebook (Ctrl+S), then grade again.")
-    elif any("raised NotImplementedError" in c.message for c in report.cells):
-        lines.append("next: an answer cell still raises NotImplementedError. Replace that line with your code and "
-                     "save the notebook (Ctrl+S): grading reads the saved file, not what is on screen.")
-    elif report.score < report.max_score:
-        lines.append("next: fix the property each FAIL names in your answer cells, save the notebook (Ctrl+S), "
-                     "then grade again.")
-    return "\n".join(lines)
+    if message.startswith(COMPILE_ERRORS):
+        return 0, f"an answer cell does not compile, so nothing it defines exists: {message}"
+    unwritten = _UNWRITTEN.search(message)
+    if unwritten:
+        return 1, f"{unwritten[1]} still raises NotImplementedError: replace that line with your code"
+    prop = message.split(": ", 1)[1] if message.startswith("PropertyFailed: ") else message
+    return 1, prop or f"{grade_id} failed"
+
+
+def next_steps(report: GradeReport) -> list[str]:
+    """Every failing property, once each, the first to fix first, with the tests that show it; [] at full marks."""
+    if report.score >= report.max_score:
+        return []
+    found: dict[str, list[str]] = {}
+    ranks: dict[str, int] = {}
+    for c in report.cells:
+        if c.passed:
+            continue
+        rank, what = _failure(c.message, c.grade_id)
+        found.setdefault(what, []).append(c.grade_id)
+        ranks[what] = rank
+    order = sorted(found, key=lambda what: ranks[what])  # stable: the lab's order within a rank
+    lines = ["next: fix these in order, the first first, in your answer cells; save the notebook (Ctrl+S: grading "
+             "reads the saved file, not what is on screen), then grade again:"]
+    for n, what in enumerate(order, 1):
+        lines.append(f"  {n}. {what} ({', '.join(found[what])})")
+    return lines
 
 
 def configure(parser) -> None:

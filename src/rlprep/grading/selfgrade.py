@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -78,7 +79,30 @@ def grade_here(path=None) -> None:
         print(f"warning: the saved {nb_path.name} differs from the code you last ran for {', '.join(stale)}. "
               "Grading reads the saved file: press Ctrl+S (Cmd+S on a Mac), then run this cell again.\n")
     print(f"grading the saved {nb_path.name} with the hidden tests (about 30 s)...", flush=True)
-    result = subprocess.run([sys.executable, "-m", "rlprep", "grade", str(nb_path)], capture_output=True, text=True)
-    print(result.stdout)
-    if result.stderr.strip():  # an error:/fix: message from rlprep, or a crash
-        print(result.stderr)
+    try:
+        stdout, stderr = _run_grader(nb_path)
+    except KeyboardInterrupt:  # JupyterLab's stop button (■): one line, not a traceback through subprocess.py
+        print("interrupted: grading stopped before its verdict; nothing saved was lost (your notebook file is "
+              "unchanged). Run this cell again to grade.")
+        return
+    print(stdout)
+    if stderr.strip():  # an error:/fix: message from rlprep, or a crash
+        print(stderr)
+
+
+def _run_grader(nb_path: Path) -> tuple[str, str]:
+    """``rlprep grade nb_path``'s (stdout, stderr). A stop (KeyboardInterrupt) stops the grader too, waits for it to
+    exit (it keeps what it had saved, as on the command line) and is raised again."""
+    proc = subprocess.Popen([sys.executable, "-m", "rlprep", "grade", str(nb_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        return proc.communicate()
+    except KeyboardInterrupt:
+        if proc.poll() is None:  # the kernel's process group got SIGINT; a lone SIGINT to the kernel did not reach it
+            proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        raise

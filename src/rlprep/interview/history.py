@@ -52,6 +52,9 @@ _ADDED_COLUMNS = (("scorer", "TEXT"), ("judgement", "TEXT"))
 """Columns of ``answers`` added after v1 files were written (issue #37), put in on opening: which scorer gave the
 coverage (NULL: the keyword scorer, the only one before) and its judgement as JSON
 (:meth:`rlprep.interview.scoring.Judgement.as_record`)."""
+_ADDED_LAB_COLUMNS = (("notebook", "TEXT"),)
+"""Columns of ``lab_grades`` added after v1 (issue #38): the absolute path of the notebook that was graded (NULL: not
+recorded), so ``rlprep progress`` can say which file each grade came from."""
 _EXCHANGES = """CREATE TABLE IF NOT EXISTS exchanges (
     answer_id INTEGER NOT NULL REFERENCES answers(id), n INTEGER NOT NULL, question TEXT NOT NULL,
     detail TEXT NOT NULL, answer TEXT, PRIMARY KEY (answer_id, n))"""
@@ -157,6 +160,10 @@ class AnswerHistory:
             for name, kind in _ADDED_COLUMNS:
                 if name not in have:
                     self._conn.execute(f"ALTER TABLE answers ADD COLUMN {name} {kind}")
+            have = {row[1] for row in self._conn.execute("PRAGMA table_info(lab_grades)")}
+            for name, kind in _ADDED_LAB_COLUMNS:
+                if name not in have:
+                    self._conn.execute(f"ALTER TABLE lab_grades ADD COLUMN {name} {kind}")
             self._conn.execute(_EXCHANGES)
 
     @contextmanager
@@ -333,19 +340,32 @@ class AnswerHistory:
         return [q for _, q in sorted(scored, key=lambda item: -item[0])]
 
     # -- labs ----------------------------------------------------------------------------------------------
-    def record_lab_grade(self, lab: str, score: float, max_score: float, now: float | None = None) -> None:
+    def record_lab_grade(self, lab: str, score: float, max_score: float, now: float | None = None,
+                         notebook: str | Path | None = None) -> None:
+        """Save one grading of ``lab``; ``notebook`` is the graded file (stored as an absolute path)."""
         _check_grade(lab, score, max_score)
+        where = None if notebook is None else str(Path(notebook).resolve())
         with self._transaction():
-            self._conn.execute("INSERT INTO lab_grades (lab, score, max_score, graded_at) VALUES (?,?,?,?)",
-                               (lab, float(score), float(max_score), time.time() if now is None else now))
+            self._conn.execute("INSERT INTO lab_grades (lab, score, max_score, graded_at, notebook) VALUES (?,?,?,?,?)",
+                               (lab, float(score), float(max_score), time.time() if now is None else now, where))
 
     def lab_grades(self) -> dict[str, dict]:
-        """Per lab: the latest and the best score, their maximum and the number of gradings."""
-        out: dict[str, dict] = {}
-        rows = self._conn.execute("SELECT lab, score, max_score, graded_at FROM lab_grades ORDER BY graded_at, id")
-        for lab, score, max_score, graded_at in rows:
-            entry = out.setdefault(lab, {"best": 0.0, "runs": 0})
-            entry.update(latest=score, max_score=max_score, graded_at=graded_at, runs=entry["runs"] + 1)
+        """Per lab: the latest and the best score, their maximum, the number of gradings and the file the latest
+        came from (``notebook``, None when not recorded)."""
+        return self._grades(lambda lab, notebook: lab)
+
+    def lab_grades_by_file(self) -> dict[tuple[str, str | None], dict]:
+        """:meth:`lab_grades` per ``(lab, notebook)``: a scratch copy's grades apart from the course file's."""
+        return self._grades(lambda lab, notebook: (lab, notebook))
+
+    def _grades(self, key) -> dict:
+        out: dict = {}
+        rows = self._conn.execute("SELECT lab, score, max_score, graded_at, notebook FROM lab_grades "
+                                  "ORDER BY graded_at, id")
+        for lab, score, max_score, graded_at, notebook in rows:
+            entry = out.setdefault(key(lab, notebook), {"best": 0.0, "runs": 0})
+            entry.update(latest=score, max_score=max_score, graded_at=graded_at, runs=entry["runs"] + 1,
+                         notebook=notebook)
             entry["best"] = max(entry["best"], score)
         return out
 
@@ -359,8 +379,10 @@ def _check_grade(lab: str, score: float, max_score: float) -> None:
         raise ValueError(f"score must lie in [0, max_score={max_score}], got {score!r}")
 
 
-def record_lab_grade(lab: str, score: float, max_score: float, path: str | Path | None = None) -> None:
-    """Record one graded run of ``lab`` (called by ``rlprep grade``); ``path`` defaults to the learner's history."""
+def record_lab_grade(lab: str, score: float, max_score: float, path: str | Path | None = None, *,
+                     notebook: str | Path | None = None) -> None:
+    """Record one graded run of ``lab`` (called by ``rlprep grade``) from the file ``notebook``; ``path`` defaults
+    to the learner's history."""
     _check_grade(lab, score, max_score)
     with AnswerHistory(path) as history:
-        history.record_lab_grade(lab, score, max_score)
+        history.record_lab_grade(lab, score, max_score, notebook=notebook)

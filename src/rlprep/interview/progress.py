@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from rlprep.interview.bank import TOPICS, Question, load_bank
 from rlprep.interview.history import AnswerHistory
@@ -55,18 +56,39 @@ def progress_text(history: AnswerHistory, bank: dict[str, Question], now: float 
         lines.append("  (the question bank is empty)")
     if not history.review_states():
         lines.append("  No answers yet: start with `rlprep mock --preset quick`.")
-    lines += ["", "Lab scores (from rlprep grade):"]
-    grades = history.lab_grades()
+    lines += ["", "Lab scores (from rlprep grade), one row per graded file:"]
+    grades = history.lab_grades_by_file()
     if not grades:
         lines.append("  No graded labs yet: `rlprep grade` records each run here.")
     else:
-        lines.append(f"  {'lab':<24} {'latest':>9} {'best':>9} {'runs':>5}  last graded")
-        for lab, g in sorted(grades.items()):
+        lines.append(f"  {'lab':<24} {'latest':>9} {'best':>9} {'runs':>5}  {'last graded':<16}  file")
+        for (lab, _), g in sorted(grades.items(), key=lambda item: (item[0][0], item[1]["graded_at"])):
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g["graded_at"]))
             lines.append(f"  {lab:<24} {g['latest']:>4g}/{g['max_score']:<4g} {g['best']:>4g}/{g['max_score']:<4g}"
-                         f" {g['runs']:>5}  {when}")
+                         f" {g['runs']:>5}  {when:<16}  {graded_file(lab, g['notebook'])}")
     lines.append(f"\n(history: {history.path})")
     return "\n".join(lines)
+
+
+def graded_file(lab: str, notebook: str | None, root: Path | None = None) -> str:
+    """Where a grade came from, as ``rlprep progress`` shows it: the course's own lab file relative to the checkout
+    (``root``, default :func:`rlprep.paths.repo_root`), any other file with its path and what it is (a copy in the
+    course, or a copy outside the course)."""
+    from rlprep.paths import repo_root
+
+    if notebook is None:
+        return "(file not recorded: graded before rlprep recorded it)"
+    root = root if root is not None else repo_root()
+    path = Path(notebook)
+    if root is None:
+        return str(path)
+    try:
+        inside = path.relative_to(Path(root).resolve())
+    except ValueError:
+        return f"{path} (a copy outside the course)"
+    if inside == Path("labs") / lab / f"{lab}.ipynb":
+        return str(inside)
+    return f"{inside} (a copy, not labs/{lab}/{lab}.ipynb)"
 
 
 def plot_progress(history: AnswerHistory | None = None, bank: dict[str, Question] | None = None):

@@ -100,16 +100,29 @@ def parse_overrides(config_cls: type, pairs: list[str]) -> dict:
         except ValueError as err:
             kind = getattr(hints[key], "__name__", str(hints[key]))
             raise RlprepError(f"--set {pair!r}: {key} must be {kind} ({err})",
-                              f"give {key} a value of type {kind}, e.g. --set {key}={_example(hints[key])}") from None
+                              f"give {key} a value of type {kind}, e.g. "
+                              f"{_example(config_cls, key, hints[key])}") from None
     return out
 
 
-def _example(annotation) -> str:
+def _example(config_cls: type, key: str, annotation) -> str:
+    """``--set key=<the config's default>`` (its own value, so the suggestion is one that makes sense for the field);
+    a field without a usable default gets a value of its type."""
+    field = next(f for f in dataclasses.fields(config_cls) if f.name == key)
+    default = field.default
+    if isinstance(default, bool):
+        return f"--set {key}={str(default).lower()} (its default)"
+    if isinstance(default, (int, float)):
+        return f"--set {key}={default!r} (its default)"
+    if isinstance(default, str) and default:
+        return f"--set {key}={default} (its default)"
+    if isinstance(default, tuple) and default:
+        return f"--set {key}={','.join(str(v) for v in default)} (its default)"
     defaults = {int: "3", float: "0.5", bool: "true", str: "text"}
     for candidate in (annotation, *typing.get_args(annotation)):
         if candidate in defaults:
-            return defaults[candidate]
-    return "VALUE"
+            return f"--set {key}={defaults[candidate]}"
+    return f"--set {key}=VALUE"
 
 
 RUN_FILES = ("checkpoint.pt", "history.json", "plot.png")

@@ -1,0 +1,140 @@
+"""A learner's first hour (issue 38): what a new learner meets before anything else, row by row.
+
+The browser rows (interrupting the grade cell, a lab opening clean, the hint, the widget keeping the answer) are in
+tests/e2e/test_browser.py; the time to the first plot is in tests/test_first_plot.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from rlprep.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+LAB01 = ROOT / "labs" / "lab01_gae" / "lab01_gae.ipynb"
+
+
+# -- row 2: ■ while "Grade yourself" runs ------------------------------------------------------------------------
+def test_interrupting_grade_here_prints_one_line_not_a_traceback(tmp_path, rlprep_home):
+    """JupyterLab's ■ sends SIGINT to the kernel's process group (the kernel and the `rlprep grade` it started)."""
+    shutil.copy(LAB01, tmp_path / "lab01_gae.ipynb")
+    code = ("import sys; from rlprep.grading import grade_here; grade_here('lab01_gae.ipynb'); "
+            "print('cell finished', flush=True)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-u", "-c", code], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    first = proc.stdout.readline()
+    assert first.startswith("grading the saved lab01_gae.ipynb"), first
+    time.sleep(2)  # rlprep grade is running (it takes seconds to start nbgrader)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
+    assert len([line for line in lines if "interrupted" in line]) == 1, out
+    assert any(line.startswith("interrupted: ") and "nothing saved was lost" in line for line in lines), out
+    assert lines[-1] == "cell finished", out  # the cell ends normally: the rest of Run All is not cut off
+
+
+# -- row 7: a walkthrough notebook is not a lab ------------------------------------------------------------------
+def test_grading_a_walkthrough_says_it_is_not_a_lab(capsys):
+    rc = main(["grade", str(ROOT / "notebooks" / "02_gae.ipynb")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "error: notebooks/02_gae.ipynb is a walkthrough notebook, not a graded lab" in err, err
+    assert "fix: the labs are in labs/" in err and "labs/lab01_gae/lab01_gae.ipynb" in err, err
+
+
+def test_grading_a_copy_of_a_walkthrough_elsewhere_says_so_too(tmp_path, capsys):
+    shutil.copy(ROOT / "notebooks" / "06_grpo_dapo.ipynb", tmp_path / "06_grpo_dapo.ipynb")
+    assert main(["grade", str(tmp_path / "06_grpo_dapo.ipynb")]) == 2
+    assert "is a walkthrough notebook, not a graded lab" in capsys.readouterr().err
+
+
+# -- row 8: --set lr=abc ---------------------------------------------------------------------------------------
+def test_a_bad_set_value_suggests_the_configs_own_default():
+    from rlprep.errors import RlprepError
+    from rlprep.trainers.cli import parse_overrides
+    from rlprep.trainers.grpo import GRPOConfig
+    from rlprep.trainers.ppo import PPOConfig
+
+    for cls, key in ((GRPOConfig, "lr"), (PPOConfig, "lr"), (PPOConfig, "gae_lambda")):
+        with pytest.raises(RlprepError) as err:
+            parse_overrides(cls, [f"{key}=abc"])
+        default = getattr(cls, key)
+        assert f"--set {key}={default!r}" in err.value.fix and "its default" in err.value.fix, err.value.fix
+
+
+# -- row 9: progress says which file each grade came from -----------------------------------------------------
+def test_progress_names_the_graded_file_and_marks_a_copy_outside_the_course(tmp_path, rlprep_home, capsys):
+    from rlprep.interview.history import record_lab_grade
+
+    record_lab_grade("lab01_gae", 9, 10, notebook=LAB01)  # the course's own lab file, graded earlier
+    scratch = tmp_path / "scratch" / "lab01_gae.ipynb"
+    scratch.parent.mkdir()
+    shutil.copy(LAB01, scratch)
+    assert main(["grade", str(scratch)]) == 1  # the untouched release: 0/10, recorded with its path
+    capsys.readouterr()
+    assert main(["progress"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.strip().startswith("lab01_gae")]
+    assert len(rows) == 2, out
+    course, copy = rows
+    assert "9/10" in course and course.rstrip().endswith("labs/lab01_gae/lab01_gae.ipynb"), course
+    assert "0/10" in copy and copy.rstrip().endswith(f"{scratch.resolve()} (a copy outside the course)"), copy
+
+
+# -- rows 3 and 5: the closing hint names every failing property; an error shared by rows is written once -------
+def _lab05_with_wrong_batch_scale() -> nbformat.NotebookNode:
+    """Lab 5 as a learner left it: group_advantages written with scale="batch" dividing by the group's std, the other
+    three answer cells untouched (they still raise NotImplementedError)."""
+    from rlprep.grading.authoring import reference_source
+
+    nb = nbformat.read(ROOT / "labs" / "lab05_grpo" / "lab05_grpo.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.get("metadata", {}).get("rlprep", {}).get("reference", "").endswith(
+        ":group_advantages"))
+    right = '"batch": lambda: rewards.detach().std(unbiased=True) + eps'
+    source = reference_source(cell.metadata["rlprep"]["reference"])
+    assert right in source
+    cell.source = source.replace(right, '"batch": lambda: grouped.std(dim=1, unbiased=True).repeat_interleave('
+                                        'group_size) + eps')
+    return nb
+
+
+def test_the_closing_hint_names_every_failing_property_the_wrong_answer_first(tmp_path, rlprep_home):
+    from rlprep.grading.grade import format_report, grade_notebook
+
+    path = tmp_path / "lab05_grpo.ipynb"
+    nbformat.write(_lab05_with_wrong_batch_scale(), path)
+    report = grade_notebook(path)
+    text = format_report(report)
+    hint = text[text.index("next: "):].splitlines()
+    failed = [c for c in report.cells if not c.passed]
+    scale = next(c for c in failed if c.grade_id == "test_ga_scales")
+    assert scale.message.startswith("PropertyFailed: "), scale
+    prop = scale.message.removeprefix("PropertyFailed: ")
+    assert hint[1].startswith(f"  1. {prop} (test_ga_scales"), text  # the answer written but wrong: first
+    for name in ("kl_k3", "grpo_loss", "diagnose_zero_loss"):
+        assert sum(f"{name} still raises NotImplementedError" in line for line in hint) == 1, text
+    for c in failed:  # every failing test is named in the hint
+        assert any(c.grade_id in line for line in hint[1:]), (c.grade_id, text)
+
+
+def test_a_syntax_error_is_written_once_with_its_line():
+    from rlprep.grading.grade import CellGrade, GradeReport, format_report
+
+    error = ("SyntaxError: invalid syntax, line 32 of the answer cell that defines compute_gae: lastgaelam = = delta "
+             "(the cell never ran, so compute_gae is not defined)")
+    cells = [CellGrade(f"test_{i}", 0, 2, False, error) for i in range(6)]
+    text = format_report(GradeReport("lab01_gae", 0, 12, cells))
+    assert text.count("line 32") == 2, text  # its row, and once in the hint
+    assert text.count("(the same error as test_0)") == 5, text
+    assert "  1. an answer cell does not compile, so nothing it defines exists: " + error in text, text

@@ -101,7 +101,7 @@ def test_an_import_path_the_interpreter_does_not_need_is_not_mounted(monkeypatch
     other.mkdir()
     monkeypatch.setattr(sys, "path", [*sys.path, str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "attacks"),
                                       str(other)])
-    mounts = sandbox._python_mounts()
+    mounts = sandbox.bwrap_argv(sandbox.RunDirs(tmp_path / "run"), ["python"])
     for path in (ROOT / "solutions", ROOT / "tests", ROOT / "autograder", other):
         assert not visible(mounts, path), (path, mounts)
     assert visible(mounts, Path(sys.prefix).resolve()) and visible(mounts, Path(os.__file__).resolve().parent)

@@ -138,3 +138,69 @@ def test_a_syntax_error_is_written_once_with_its_line():
     assert text.count("line 32") == 2, text  # its row, and once in the hint
     assert text.count("(the same error as test_0)") == 5, text
     assert "  1. an answer cell does not compile, so nothing it defines exists: " + error in text, text
+
+
+# -- row 10: the clock wherever an answer is typed; the widget keeps the answer on screen ------------------------
+def test_the_terminal_follow_up_prompt_shows_a_running_clock(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    from interview_support import cli_env
+
+    child = pexpect.spawn(sys.executable, ["-m", "rlprep", "mock", "--ids", "W04", "--seed", "0", "--minutes", "1"],
+                          env=cli_env(tmp_path / "home"), encoding="utf-8", timeout=20)
+    child.expect(r"\[\d:\d\d left\] ")
+    child.sendline("GAE mixes TD residuals with lambda")
+    child.sendline("")                                   # the empty line ends the answer
+    child.expect("Follow-up")
+    child.expect(r"\[follow-up 0:00\] ")                 # the follow-up's own clock, from when it was asked
+    child.expect(r"\x08+2")                               # it runs while nobody types: readline redraws 0:00 -> 0:02
+    child.sendline("bias and variance")
+    child.sendline("")
+    child.expect(r"saved\.")
+    child.expect("rating")
+    child.kill(signal.SIGINT)
+    child.expect(pexpect.EOF)
+    child.close()
+
+
+def test_the_widget_keeps_the_answer_on_screen_after_submit(rlprep_home):
+    from interview_support import FIXTURE_BANK
+    from rlprep.interview.bank import load_bank
+    from rlprep.interview.widget import MockInterview
+
+    clock = iter(range(0, 10_000, 7))
+    widget = MockInterview(ids=["W04"], bank=load_bank(FIXTURE_BANK), clock=lambda: float(next(clock)))
+    widget.submit_answer("GAE mixes TD residuals with lambda")
+    assert widget.phase == "follow_up"
+    assert widget.answer_box.layout.display != "none" and widget.answer_box.disabled
+    assert widget.answer_box.value == "GAE mixes TD residuals with lambda"
+    assert widget.follow_up_clock.layout.display != "none"
+    assert widget.follow_up_clock.value.startswith("Follow-up ")  # its own clock while the follow-up is typed
+    widget.submit_follow_up("bias and variance")
+    assert widget.answer_box.layout.display != "none" and widget.answer_box.value.startswith("GAE")
+    assert "<i>Your answer:</i> bias and variance" in widget.follow_up_html.value
+    assert widget.follow_up_clock.layout.display == "none"  # answered: its clock has stopped
+
+
+# -- row 4: a failing visible test shows the learner's line and the property, no grader frame ----------------------
+def test_a_failing_visible_test_in_a_kernel_shows_no_grader_frame():
+    from jupyter_client.manager import start_new_kernel
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    km, kc = start_new_kernel(kernel_name="python3", env=env)
+    try:
+        kc.execute_interactive("import numpy as np\nfrom rlprep.grading.asserts import assert_close, check", timeout=60)
+        errors = []
+        kc.execute_interactive("adv = np.zeros(3)\nassert_close(adv, [1.0, 0.0, 2.0], 'advantages on the 3-step "
+                               "example worked by hand')", timeout=60,
+                               output_hook=lambda msg: errors.append(msg["content"]) if msg["msg_type"] == "error" else None)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    (error,) = errors
+    import re
+
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))  # IPython colours its traceback
+    assert error["ename"] == "PropertyFailed"
+    assert "assert_close(adv, [1.0, 0.0, 2.0]" in shown, shown          # the line of the cell
+    assert "PropertyFailed: advantages on the 3-step example worked by hand" in shown, shown
+    assert "asserts.py" not in shown and "rlprep/grading" not in shown, shown

@@ -258,7 +258,7 @@ def test_terminal_session_on_a_real_tty_ctrl_d_then_ctrl_c(tmp_path):
     child.expect(r"left\] ")
     child.sendeof()                                      # Ctrl-D: end of this answer, not of the session
     child.expect("追问")
-    child.expect(r"\[follow-up\] ")                    # the follow-up has no clock of its own
+    child.expect(r"\[follow-up 0:0\d\] ")              # the follow-up's own clock (issue 38)
     child.sendline("Monte Carlo")
     child.sendline("")
     child.expect("rating> ")

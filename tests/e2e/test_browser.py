@@ -299,7 +299,11 @@ def test_mock_widget_marks_are_distinct_glyphs_and_the_timer_stops_when_answered
     answered = widget.locator(".widget-label", has_text="Answered in")
     expect(answered).to_be_visible(timeout=30_000)
     took = answered.inner_text()
-    widget.locator("textarea >> visible=true").first.type("Because the advantage estimate is noisy.")
+    # Issue 38: the answer stays on screen (read-only) while the follow-up is answered, and the follow-up has a clock.
+    kept = widget.locator("textarea[disabled] >> visible=true").first
+    expect(kept).to_have_value("PPO clips the ratio; KL penalty keeps the policy close.")
+    expect(widget.locator(".widget-label", has_text=re.compile(r"^Follow-up \d+:\d\d$"))).to_be_visible()
+    widget.locator("textarea:not([disabled]) >> visible=true").first.type("Because the advantage estimate is noisy.")
     page.wait_for_timeout(2500)  # a ticking countdown would have changed by now
     assert answered.inner_text() == took and re.fullmatch(r"Answered in \d+:\d\d", took.strip()), took
     assert widget.locator(".widget-label", has_text="Time left").count() == 0

@@ -12,6 +12,9 @@ no further, so a planted bug cast to bfloat16 gains nothing.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 
 
@@ -182,3 +185,30 @@ def value_and_grad(fn, wrt=(), **kwargs):
     grads = {name: (torch.zeros_like(leaf) if g is None else g.detach())
              for name, g, leaf in zip(wrt, grads, leaves)}
     return value.detach(), grads
+
+
+_GRADING_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _without_grader_frames(shell, etype, value, tb, tb_offset=None):
+    """IPython's display of a :class:`PropertyFailed` in a notebook: the traceback cut before the first frame of the
+    grading helpers (this package), so a learner sees the line of the test cell and the property, not the helper
+    that raised it (issue 38; IPython never hides the frame that raised, whatever ``__tracebackhide__`` says)."""
+    prev, here = None, tb
+    while here is not None and os.path.dirname(os.path.abspath(here.tb_frame.f_code.co_filename)) != _GRADING_DIR:
+        prev, here = here, here.tb_next
+    if prev is not None and here is not None:
+        prev.tb_next = None
+    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+
+def _install_in_ipython() -> None:
+    """In an IPython kernel (a learner running a lab's test cell), show PropertyFailed without grader frames; the
+    grader itself, which has no IPython shell, is untouched."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and hasattr(shell, "set_custom_exc"):
+        shell.set_custom_exc((PropertyFailed,), _without_grader_frames)
+
+
+_install_in_ipython()

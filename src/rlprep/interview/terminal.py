@@ -134,6 +134,7 @@ class _Reader:
         self.session, self.stream, self.interactive, self.out = session, stream, interactive, out
         self.live = _LivePrompt.load() if interactive else None
         self._warned = None  # the record whose time-up warning was given
+        self.follow_up_asked = 0.0  # session.clock() when the open follow-up was asked
 
     def on_signal(self, signum: int, frame) -> None:
         """Ctrl-C, SIGTERM and SIGHUP at a terminal prompt: stop, keeping the unfinished line."""
@@ -148,6 +149,10 @@ class _Reader:
         left = self.session.remaining()
         return f"[{clock_text(left)} left] " if left >= 0 else f"[{clock_text(left)} over] "
 
+    def follow_up_clock(self) -> str:
+        """The follow-up's prompt: how long it has been open (the answer's countdown stopped when it was saved)."""
+        return f"[follow-up {clock_text(self.session.clock() - self.follow_up_asked)}] "
+
     def time_up(self) -> bool:
         """True once per question: the first time it is asked after the question's time ran out."""
         record = self.session.current
@@ -156,7 +161,9 @@ class _Reader:
         self._warned = record
         return True
 
-    def line(self, prompt: str = "", timed: bool = False) -> str | None:
+    def line(self, prompt: str = "", timed: bool = False, follow_up: bool = False) -> str | None:
+        """One line: at the answer's countdown (``timed``), at the follow-up's clock (``follow_up``), else at
+        ``prompt``."""
         if not self.interactive:
             line = self.stream.readline()
             return None if line == "" else line.rstrip("\n")
@@ -164,23 +171,25 @@ class _Reader:
             if self.time_up():
                 self.out.write("\a" + TIME_UP + "\n")
             prompt = self.countdown()
+        elif follow_up:
+            prompt = self.follow_up_clock()
         try:
-            if timed and self.live is not None:
-                with self.live.running(self._ticker(prompt)):
+            if (timed or follow_up) and self.live is not None:
+                with self.live.running(self._ticker(prompt, self.countdown if timed else self.follow_up_clock)):
                     return input(prompt)
             return input(prompt)
         except EOFError:  # Ctrl-D on a terminal ends the answer, like an empty line; Ctrl-C ends the session
             self.out.write("\n")
             return ""
 
-    def _ticker(self, shown: str) -> Callable[[], None]:
+    def _ticker(self, shown: str, clock: Callable[[], str]) -> Callable[[], None]:
         def tick() -> None:
             nonlocal shown
             new_line = self.time_up()
             if new_line:  # below the line being typed, which is redrawn under the warning
                 self.out.write("\a\n" + TIME_UP + "\n")
                 self.out.flush()
-            prompt = self.countdown()
+            prompt = clock()
             if new_line or prompt != shown:
                 self.live.show(prompt, new_line)
                 shown = prompt
@@ -188,11 +197,14 @@ class _Reader:
         return tick
 
     def block(self, timed: bool) -> tuple[str, bool]:
-        """Lines up to an empty line; returns (text, reached end of input). A stop raises with the partial text."""
+        """Lines up to an empty line: the answer (``timed``) or the follow-up answer; returns (text, reached end of
+        input). A stop raises with the partial text."""
         lines: list[str] = []
+        if not timed:
+            self.follow_up_asked = self.session.clock()
         try:
             while True:
-                line = self.line("[follow-up] " if self.interactive and not timed else "", timed)
+                line = self.line(timed=timed, follow_up=not timed)
                 if line is None:
                     return "\n".join(lines).strip(), True
                 if not line.strip():

@@ -58,6 +58,7 @@ class MockInterview:
         self.session = MockSession(settings, bank=bank, history=history, clock=clock)
         self.lang = settings.lang
         self._timer: asyncio.TimerHandle | None = None
+        self._follow_up_asked = 0.0  # session.clock() when the open follow-up was asked
 
         self.header = widgets.HTML()
         self.question_html = widgets.HTML()
@@ -66,6 +67,7 @@ class MockInterview:
                                            layout=widgets.Layout(width="100%", height="140px"))
         self.submit_button = widgets.Button(description="Submit answer", button_style="primary")
         self.follow_up_html = widgets.HTML()
+        self.follow_up_clock = widgets.Label()
         self.follow_up_box = widgets.Textarea(placeholder="Answer the follow-up (追问)…",
                                               layout=widgets.Layout(width="100%", height="90px"))
         self.follow_up_button = widgets.Button(description="Submit follow-up", button_style="primary")
@@ -86,7 +88,7 @@ class MockInterview:
 
         self.ui = widgets.VBox([
             self.header, self.question_html, self.countdown, self.answer_box, self.submit_button,
-            self.follow_up_html, self.follow_up_box, self.follow_up_button, self.scorecard_html,
+            self.follow_up_html, self.follow_up_clock, self.follow_up_box, self.follow_up_button, self.scorecard_html,
             self.rating_row, self.next_button, self.status,
         ])
         self.phase = "idle"
@@ -101,10 +103,13 @@ class MockInterview:
 
     def _set_phase(self, phase: str) -> None:
         self.phase = phase
-        _hidden(self.answer_box, phase not in ("answer",))
+        answered = ("follow_up", "rating", "rated")
+        # An answer stays on screen, read-only, once it is in: the follow-up and the key points are read against it.
+        _hidden(self.answer_box, phase not in ("answer",) + answered)
         _hidden(self.submit_button, phase != "answer")
-        _hidden(self.follow_up_html, phase not in ("follow_up", "rating", "rated"))
-        _hidden(self.follow_up_box, phase != "follow_up")
+        _hidden(self.follow_up_html, phase not in answered)
+        _hidden(self.follow_up_clock, phase != "follow_up")
+        _hidden(self.follow_up_box, phase != "follow_up")  # once answered, "Your answer:" above shows it
         _hidden(self.follow_up_button, phase != "follow_up")
         _hidden(self.scorecard_html, phase not in ("rating", "rated"))
         _hidden(self.rating_row, phase != "rating")
@@ -125,6 +130,8 @@ class MockInterview:
                                     f"Time is up: over by {clock_text(left)} (you can still answer; it is recorded)")
         over = record is not None and (record.over_time if record.answer_id is not None else self.session.remaining() < 0)
         self.countdown.style.text_color = OVER_COLOUR if over else None
+        if self.phase == "follow_up":  # the follow-up's own clock (the answer's stopped when it was saved)
+            self.follow_up_clock.value = f"Follow-up {clock_text(self.session.clock() - self._follow_up_asked)}"
 
     def _start_timer(self) -> None:
         try:
@@ -134,7 +141,7 @@ class MockInterview:
 
         def tick() -> None:
             self._tick_label()
-            if self.phase == "answer":
+            if self.phase in ("answer", "follow_up"):
                 self._timer = loop.call_later(1.0, tick)
 
         self._stop_timer()
@@ -189,7 +196,10 @@ class MockInterview:
             self._show_scorecard()
             return
         self.follow_up_html.value = f"<b>追问 / Follow-up</b><br>{self._text(follow_up.q)}"
+        self._follow_up_asked = self.session.clock()
         self._set_phase("follow_up")
+        self._tick_label()
+        self._start_timer()
 
     def submit_follow_up(self, text: str | None = None) -> None:
         """Save the follow-up answer in its box (or ``text``) and reveal the key points."""
@@ -197,6 +207,7 @@ class MockInterview:
             raise ValueError(f"no follow-up is waiting for an answer (phase: {self.phase})")
         if text is not None:
             self.follow_up_box.value = text
+        self._stop_timer()
         self.session.submit_follow_up(self.follow_up_box.value)
         follow_up = self.session.current.follow_up
         self.follow_up_html.value += (f"<br><i>Your answer:</i> {html.escape(self.follow_up_box.value) or '(empty)'}"

@@ -6,6 +6,7 @@ tests/e2e/test_browser.py; the time to the first plot is in tests/test_first_plo
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -204,3 +205,72 @@ def test_a_failing_visible_test_in_a_kernel_shows_no_grader_frame():
     assert "assert_close(adv, [1.0, 0.0, 2.0]" in shown, shown          # the line of the cell
     assert "PropertyFailed: advantages on the 3-step example worked by hand" in shown, shown
     assert "asserts.py" not in shown and "rlprep/grading" not in shown, shown
+
+
+# -- row 12: running a walkthrough never dirties the checkout ----------------------------------------------------
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_walkthrough_saved_through_the_server_keeps_no_outputs(tmp_path):
+    """Learner mode's server config (what `rlprep lab` writes) makes a walkthrough save as git has it: the contents
+    API receives it with outputs, execution counts, run metadata and the kernel's language_info, and the file on disk
+    is byte for byte the committed one. A lab keeps its outputs (it is the learner's work)."""
+    import urllib.request
+
+    from rlprep.grading.learner_mode import enable
+
+    served = tmp_path / "course"
+    (served / "notebooks").mkdir(parents=True)
+    (served / "labs").mkdir()
+    walkthrough = served / "notebooks" / "02_gae.ipynb"
+    shutil.copy(ROOT / "notebooks" / "02_gae.ipynb", walkthrough)
+    shutil.copy(LAB01, served / "labs" / "lab01_gae.ipynb")
+    committed = walkthrough.read_bytes()
+    enable(tmp_path / "config")
+    port, token = _free_port(), "first-hour"
+    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+               PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",
+                             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
+                             f"--ServerApp.root_dir={served}"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}/api/contents"
+
+    def call(method, path, body=None):
+        request = urllib.request.Request(f"{base}/{path}?token={token}", method=method,
+                                         data=None if body is None else json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                model = call("GET", "notebooks/02_gae.ipynb")
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.5)
+        for path in ("notebooks/02_gae.ipynb", "labs/lab01_gae.ipynb"):
+            nb = call("GET", path)["content"] if path != "notebooks/02_gae.ipynb" else model["content"]
+            nb["metadata"]["language_info"] = {"name": "python", "version": "3.11.7", "mimetype": "text/x-python"}
+            for n, cell in enumerate(c for c in nb["cells"] if c["cell_type"] == "code"):
+                cell["execution_count"] = n + 1
+                cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "ran\n"}]
+                cell["metadata"]["execution"] = {"iopub.status.idle": "2026-12-05T00:00:00Z"}
+            call("PUT", path, {"type": "notebook", "format": "json", "content": nb})
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    saved = nbformat.read(walkthrough, as_version=4)
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in saved.cells if c.cell_type == "code")
+    assert walkthrough.read_bytes() == committed  # as git has it: `git pull` updates it, nothing to commit
+    lab = nbformat.read(served / "labs" / "lab01_gae.ipynb", as_version=4)
+    assert any(c.get("outputs") for c in lab.cells if c.cell_type == "code")

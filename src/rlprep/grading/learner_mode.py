@@ -7,7 +7,8 @@ It writes the same ``labconfig/page_config.json`` that
 ``JUPYTER_CONFIG_DIR=DIR jupyter labextension disable --level=user PLUGIN`` followed by
 ``jupyter labextension lock --level=user PLUGIN`` writes (directly, because each command takes ~8 s), and a
 ``jupyter_server_config.json`` that turns the matching server extensions off and opens every new terminal at the
-repository root (:mod:`rlprep.lab_terminals`). ``--undo`` removes both.
+repository root (:mod:`rlprep.lab_terminals`). ``--undo`` removes both. In both modes that file also makes a
+walkthrough save without its outputs (:mod:`rlprep.lab_saves`), so running one never changes the checkout.
 
 ``rlprep lab --instructor`` serves the repository root, where no ``nbgrader_config.py`` lies, so its formgrader would
 read none of ``autograder/``'s settings (the sanitiser of the pages that show a submission among them).
@@ -39,6 +40,8 @@ INSTRUCTOR_SERVER_EXTENSIONS = (
 )
 # Terminals open at the root the server serves (where `rlprep grade labs/...` works), not in the file browser's folder.
 TERMINAL_MANAGER = "rlprep.lab_terminals.RootTerminalManager"
+# A walkthrough is saved without its outputs, so running one never changes a git-tracked file (rlprep.lab_saves).
+PRE_SAVE_HOOK = "rlprep.lab_saves.strip_walkthrough_outputs"
 
 
 def _merge_json(path: Path, update) -> None:
@@ -80,6 +83,7 @@ def enable(config_dir, undo: bool = False) -> Path:
             terminals.pop("terminal_manager_class", None)
         else:
             terminals["terminal_manager_class"] = TERMINAL_MANAGER
+        data.setdefault("ContentsManager", {})["pre_save_hook"] = PRE_SAVE_HOOK  # instructors' checkouts too
 
     _merge_json(config_dir / "labconfig" / "page_config.json", page)
     _merge_json(config_dir / "jupyter_server_config.json", server)

@@ -229,7 +229,7 @@ def threads_evidence(record: dict | None = None) -> str:
         if v["two_threads_over_one_min"] < 0.9:
             two += ", faster in one run: no reliable gain"
         two += (f". With {cores} cores, a second band did not add bandwidth here: the counter-case to a many-core "
-                "server, where bandwidth grows with threads (part 3)")
+                "server, where bandwidth grows with threads (step 5)")
     return (
         f"Recorded with the reference on the {v['width']} × {v['height']} × 3 pair: {v['runs']} runs of "
         f"{v['repeats']} calls, medians over the runs, min–max in brackets.\n\n"

@@ -1,5 +1,5 @@
 # rlprep: two commands do all the setup.
-#   make lab   - create .venv if missing, install, open JupyterLab on notebooks/00_start_here.ipynb
+#   make lab   - create .venv if missing, install, build the warm starts, open JupyterLab on notebooks/00_start_here.ipynb
 #   make test  - the same setup, then the whole test suite (what CI runs)
 
 PYTHON ?= python3
@@ -61,7 +61,11 @@ node:
 	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
 	  $(call apt_install,nodejs npm,the course website,make book cannot build the site)
 
+# Before JupyterLab starts, build what the notebooks load on first use (the SFT warm starts, GRPO's start, the reward
+# model) for the active profile, with a progress bar: the first run of a lab or walkthrough then loads them in seconds
+# (issue 38). Later runs find them cached and verify them in seconds.
 lab: $(STAMP) sandbox
+	$(PY) -m rlprep models build --task all
 	$(PY) -m rlprep lab
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist; a test file stays in one process, so its module fixtures

@@ -335,10 +335,14 @@ def test_a_first_build_says_what_it_is_that_it_is_cached_and_how_long_it_took(pr
         checkpoints.ensure_checkpoint("arithmetic", private_cache, force=True)
     notice = capsys.readouterr().err
     target = checkpoints.checkpoint_dir("arithmetic", private_cache)
-    assert notice.startswith(f"building the arithmetic warm start for the smoke profile (a one-time build): "
-                             f"supervised fine-tuning of a fresh GPT-2 for up to 3 steps. It is cached in {target}; "
-                             "later runs load it in seconds.")
-    assert f"The full build took {manifest['metrics']['time/sft_cpu_s'] / 60:.1f} CPU minutes when measured" in notice
+    assert notice.startswith(f"building the arithmetic warm start for the smoke profile (a one-time build; make lab "
+                             f"builds it ahead): supervised fine-tuning of a fresh GPT-2 for up to 3 steps. It is "
+                             f"cached in {target}; later runs load it in seconds.")
+    assert f"Expect {checkpoints.wait_text(manifest['metrics']['time/sft_cpu_s'])} (longer" in notice
+    from rlprep import records
+
+    doc = records.load(checkpoints.BUILD_RECORD)  # logistics stay in the record, out of a learner's cell (issue 38)
+    assert doc["date"] not in notice and doc["machine"] not in notice and "measured" not in notice
     with pytest.raises(Started):  # no recorded build for this task: no figure, only the bar
         checkpoints.ensure_checkpoint("reviews", private_cache)
     assert "The bar below shows the time left." in capsys.readouterr().err

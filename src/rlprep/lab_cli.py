@@ -22,6 +22,7 @@ from pathlib import Path
 from rlprep.errors import RlprepError
 from rlprep.grading import learner_mode
 from rlprep.interrupts import exit_status
+from rlprep.lab_env import kernel_environment
 from rlprep.paths import repo_root
 
 START_PAGE = "notebooks/00_start_here.ipynb"
@@ -71,14 +72,10 @@ def run(args: argparse.Namespace) -> int:
                           "sanitises the pages that show a submission)",
                           "restore it from the repository (git checkout autograder/nbgrader_config.py)")
     learner_mode.use_course_config(config_dir, course_config if args.instructor else None)
-    env = dict(os.environ)
+    # Kernels and terminals inherit this environment: the inline plot backend, .venv/bin first on PATH (`rlprep
+    # grade` in a terminal without activating the venv) and the torch threads of a small machine (rlprep.lab_env).
+    env = kernel_environment(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in [str(config_dir), env.get("JUPYTER_CONFIG_PATH", "")] if p)
-    env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
-    # JupyterLab's terminals inherit this environment: put this interpreter's scripts (rlprep, jupyter,
-    # nbgrader in .venv/bin) first on PATH, so `rlprep grade` works there without activating the venv.
-    scripts = str(Path(sys.executable).parent)
-    if env.get("PATH", "").split(os.pathsep)[0] != scripts:
-        env["PATH"] = os.pathsep.join(p for p in [scripts, env.get("PATH", "")] if p)
     open_browser = _has_display() and not args.no_browser
     cmd = build_command(root, args.port, open_browser)
     # Two checkouts can share one virtualenv: say which one is served (the one this rlprep was imported from).
@@ -86,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("JUPYTER_CONFIG_PATH=" + env["JUPYTER_CONFIG_PATH"])
         print("PATH=" + env["PATH"])
+        print("OMP_NUM_THREADS=" + env["OMP_NUM_THREADS"])
         print(" ".join(cmd))
         return 0
     if not open_browser:

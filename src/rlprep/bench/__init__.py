@@ -14,6 +14,8 @@ Sections (each can be run alone with ``--only``), one module each:
 * ``image``   (:mod:`.image_diff`) - the 4K image-diff benchmark of lab08;
 * ``interview`` (:mod:`.interview_scoring`) - the mock interview's scorers on the labelled answer set: how often each
   ranks strong > partial > wrong and passes the wrong answer (``--llm-judge``: the configured model's judge too);
+* ``first_plot`` (:mod:`.first_plot`) - seconds from a fresh kernel to the first figure of lab 1 (and of its
+  training cell) and of notebook 06, smoke profile, after ``make lab``'s build step on a fresh cache (also timed);
 * ``tests``   (:mod:`.make_test`) - the ``make test`` wall time the Makefile leaves in ``build/make-test-seconds``;
 * ``labs``    (:mod:`.labs`) - (``--gpu`` only) every lab's trainer in the gpu profile, with its headline figure.
 
@@ -35,6 +37,7 @@ import sys
 from rlprep.bench import machine
 from rlprep.bench import report as rep
 from rlprep.bench.classroom import bench_classroom
+from rlprep.bench.first_plot import bench_first_plot
 from rlprep.bench.generation import bench_rollout
 from rlprep.bench.grading import bench_grading
 from rlprep.bench.interview_scoring import bench_interview_scoring
@@ -112,6 +115,7 @@ def run(args) -> int:
     schedule.run("grading", lambda: bench_grading(root))
     schedule.run("classroom", lambda: bench_classroom(students=2 if plan.quick else 4))
     schedule.run("interview", lambda: bench_interview_scoring(root, llm_judge=getattr(args, "llm_judge", False)))
+    schedule.run("first_plot", lambda: bench_first_plot(root, "smoke"))
     schedule.run("tests", lambda: make_test_time(root), budgeted=False)
 
     report = {"command": _command(), "profile": profile.name, "quick": plan.quick, "dry_run": plan.dry_run,

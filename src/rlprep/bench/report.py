@@ -357,7 +357,14 @@ def _interview(r: dict, report: dict) -> list[str]:
     return render(r, report)
 
 
+def _first_plot(r: dict, report: dict) -> list[str]:
+    from rlprep.bench.first_plot import render
+
+    return render(r, report)
+
+
 SECTION_RENDERERS = {"steps": _steps, "target": _target, "rollout": _rollout, "grading": _grading,
-                     "classroom": _classroom, "image": _image, "interview": _interview, "tests": _tests,
+                     "classroom": _classroom, "image": _image, "interview": _interview, "first_plot": _first_plot,
+                     "tests": _tests,
                      "labs": _labs}
 """Section key -> its markdown part, in the order the report shows them."""

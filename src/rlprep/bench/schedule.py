@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from rlprep.bench import machine
 from rlprep.errors import RlprepError
 
-SECTIONS = ("steps", "target", "rollout", "grading", "classroom", "image", "interview", "tests")
-GPU_SECTIONS = ("labs",) + tuple(x for x in SECTIONS if x not in ("classroom", "interview"))  # CPU-only sections
+SECTIONS = ("steps", "target", "rollout", "grading", "classroom", "image", "interview", "first_plot", "tests")
+GPU_SECTIONS = ("labs",) + tuple(x for x in SECTIONS if x not in ("classroom", "interview", "first_plot"))  # CPU-only
 
 
 @dataclass

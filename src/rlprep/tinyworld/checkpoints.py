@@ -177,24 +177,30 @@ BUILD_RECORD = "warm_starts"
 
 
 def build_notice(task_name: str, profile: Profile, target: Path, variant: str | None = None) -> str:
-    """What a learner reads before a warm start is built: what it is, that it is built once and cached, and about
-    how long it takes (the measured build of this task and profile, when one was recorded)."""
+    """What a learner reads before a warm start is built: what it is, that it is built once and cached, and how long
+    the wait is (the recorded build of this task and profile, timed with the thread count a notebook kernel gets:
+    its CPU time is the wall time on a free core). No date or machine: those stay in the record."""
     from rlprep import records
     from rlprep.tinyworld.tasks import get_task
 
     steps = sft_config(get_task(task_name), profile).steps
     early = f", stopped early by the rule {variant}" if variant else ""
-    text = (f"building the {task_name} warm start for the {profile.name} profile (a one-time build): supervised "
-            f"fine-tuning of a fresh GPT-2 for up to {steps} steps{early}. It is cached in {target}; later runs "
-            "load it in seconds.")
+    text = (f"building the {task_name} warm start for the {profile.name} profile (a one-time build; make lab builds "
+            f"it ahead): supervised fine-tuning of a fresh GPT-2 for up to {steps} steps{early}. It is cached in "
+            f"{target}; later runs load it in seconds.")
     try:
-        doc = records.load(BUILD_RECORD)
-        measured = doc["values"][f"{task_name}/{profile.name}"]
-    except (RlprepError, KeyError, TypeError):
+        measured = records.load(BUILD_RECORD)["values"][f"{task_name}/{profile.name}"]
+        seconds = float(measured["sft_cpu_s"])
+    except (RlprepError, KeyError, TypeError, ValueError):
         return text + " The bar below shows the time left."
-    return (text + f" The full build took {measured['sft_cpu_s'] / 60:.1f} CPU minutes when measured "
-            f"({measured['sft_s'] / 60:.1f} minutes of wall time on {doc.get('machine', 'a shared machine')}, "
-            f"{doc.get('date', '')}); busy cores take longer, and the bar below shows the time left.")
+    return text + f" Expect {wait_text(seconds)} (longer on a busy machine); the bar below shows the time left."
+
+
+def wait_text(seconds: float) -> str:
+    """``"about 25 s"`` / ``"about 4 minutes"``: a measured time as a learner's expectation."""
+    if seconds < 90:
+        return f"about {max(5, 5 * round(seconds / 5)):.0f} s"
+    return f"about {seconds / 60:.0f} minutes"
 
 
 def record_build_times(entries: list[Path]) -> Path:

@@ -46,7 +46,9 @@ def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None 
         raise ValueError(f"sft_stop must be in 1..{p.sft_steps} (the {p.name} profile's SFT steps), got {sft_stop}")
     if sft_stop_accuracy is not None and not 0 < sft_stop_accuracy <= 1:
         raise ValueError(f"sft_stop_accuracy must be in (0, 1], got {sft_stop_accuracy}")
-    build: dict = {}
+    variant = warm_start_variant(p, sft_steps, sft_stop=sft_stop, sft_stop_accuracy=sft_stop_accuracy)
+    if variant is None:
+        return load_policy("arithmetic", p, seed=seed)
     if sft_stop_accuracy is not None:
         task = get_task("arithmetic")
         probe, probe_tokenizer = stop_probe(task, seed), build_tokenizer()
@@ -56,16 +58,26 @@ def load_warm_start(profile: str | Profile | None = None, sft_steps: int | None 
                 return False
             return evaluate_accuracy(model, probe_tokenizer, task, probe, max_new_tokens=6) >= sft_stop_accuracy
 
-        # the rule is part of the cache name
-        build = dict(variant=f"acc{sft_stop_accuracy:g}-every{SFT_CHECK_EVERY}", stop_when=stop_when)
-    elif sft_stop is not None and sft_stop != p.sft_steps:
-        build = dict(variant=f"stop{sft_stop}", stop_after=sft_stop)
-    elif sft_steps is not None and sft_steps != p.sft_steps:
-        build = dict(variant=f"sft{sft_steps}", steps=sft_steps)
+        build = dict(stop_when=stop_when)
+    elif sft_stop is not None:
+        build = dict(stop_after=sft_stop)
     else:
-        return load_policy("arithmetic", p, seed=seed)
-    path = checkpoints.ensure_checkpoint("arithmetic", p, seed, **build)
+        build = dict(steps=sft_steps)
+    path = checkpoints.ensure_checkpoint("arithmetic", p, seed, variant=variant, **build)
     return checkpoints.load_checkpoint(path, device=p.device)
+
+
+def warm_start_variant(profile: Profile, sft_steps: int | None = None, *, sft_stop: int | None = None,
+                       sft_stop_accuracy: float | None = None) -> str | None:
+    """The cache variant name of :func:`load_warm_start`'s start (the rule is part of the name), or None when it is
+    the profile's full SFT run."""
+    if sft_stop_accuracy is not None:
+        return f"acc{sft_stop_accuracy:g}-every{SFT_CHECK_EVERY}"
+    if sft_stop is not None and sft_stop != profile.sft_steps:
+        return f"stop{sft_stop}"
+    if sft_steps is not None and sft_steps != profile.sft_steps:
+        return f"sft{sft_steps}"
+    return None
 
 
 def sft_curve(profile: Profile, stop: int, every: int = SFT_CHECK_EVERY, seed: int = 0) -> list[dict]:

@@ -21,6 +21,7 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -233,6 +234,16 @@ def train_reward_model(config: RewardModelConfig | None = None, *, policy=None, 
     return rm, history
 
 
+def reward_model_path(profile: Profile, config: RewardModelConfig | None = None) -> Path:
+    """Where :func:`load_reward_model` caches the reward model of ``config`` (default: the profile's) for ``profile``:
+    the cache key hashes the config."""
+    from rlprep.paths import cache_dir
+
+    config = config or RewardModelConfig.for_profile(profile)
+    key = hashlib.sha256(json.dumps(asdict(config), sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return cache_dir() / f"reward_model-{profile.name}-{key}.pt"
+
+
 def load_reward_model(profile: str | Profile | None = None, *, policy=None, tokenizer=None,
                       config: RewardModelConfig | None = None, retrain: bool = False) -> RewardModel:
     """The reference-trained reward model for ``profile``, trained once and cached in ``cache_dir()``.
@@ -240,15 +251,13 @@ def load_reward_model(profile: str | Profile | None = None, *, policy=None, toke
     The cache key hashes the config, so a different budget trains (and caches) a different model. The returned
     model carries ``rm.meta``: the training run's summary (held-out accuracy, Pearson r with gold, ...).
     """
-    from rlprep.paths import cache_dir
     from rlprep.tinyworld import load_policy
 
     p = profile if isinstance(profile, Profile) else get_profile(profile)
     config = config or RewardModelConfig.for_profile(p)
     if policy is None:
         policy, tokenizer = load_policy("reviews", p)
-    key = hashlib.sha256(json.dumps(asdict(config), sort_keys=True, default=str).encode()).hexdigest()[:12]
-    path = cache_dir() / f"reward_model-{p.name}-{key}.pt"
+    path = reward_model_path(p, config)
     device = resolve_device(config.device, p)
     if path.exists() and not retrain:
         rm = RewardModel.from_policy(policy)

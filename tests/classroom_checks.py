@@ -18,8 +18,8 @@ def check_class(report, out: Path, db_url: str) -> None:
     """grades.csv holds every (student, lab) once, with the expected grade; the kinds' anchors hold too."""
     grades = read_grades(out / "grades.csv")
     expected = json.loads((out / "expected.json").read_text())
-    assert set(grades) == {(e["student"], e["lab"]) for e in expected}
-    assert report.graded == len(expected) and report.mismatches == []
+    assert set(grades) == {(e["student"], e["lab"]) for e in expected}  # the roster's absent students too
+    assert report.graded == sum(e["kind"] != "absent" for e in expected) and report.mismatches == []
     for e in expected:
         row = grades[(e["student"], e["lab"])]
         raw, score, top = float(row["raw_score"]), float(row["score"]), float(row["max_score"])
@@ -31,11 +31,14 @@ def check_class(report, out: Path, db_url: str) -> None:
             assert raw == top > 0 and score == 0 and row["timestamp"] > row["duedate"], (e, row)
         else:  # bug, untouched, syntax_error, sabotage
             assert score < top, e
-        if e["kind"] in ("untouched", "sabotage"):
+        if e["kind"] in ("untouched", "sabotage", "absent"):
             assert score == 0, e
-    # the CSV says what the gradebook says
+        if e["kind"] == "absent":
+            assert row["timestamp"] == "", (e, row)  # nbgrader's CSV: on the roster, nothing handed in
+    # the CSV says what the gradebook says (which holds no submission for an absent student)
     columns = ("raw_score", "late_submission_penalty", "max_score")
-    assert {k: tuple(float(v[c]) for c in columns) for k, v in grades.items()} == gradebook_grades(db_url, report.labs)
+    assert {k: tuple(float(v[c]) for c in columns) for k, v in grades.items() if v["timestamp"]} == \
+        gradebook_grades(db_url, report.labs)
     if report.sandbox == "bubblewrap":
         assert not (out / "course" / SABOTAGE_MARK).exists(), "the sabotage submission planted a file"
 

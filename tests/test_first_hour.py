@@ -7,6 +7,7 @@ tests/e2e/test_browser.py; the time to the first plot is in tests/test_first_plo
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -274,3 +275,108 @@ def test_a_walkthrough_saved_through_the_server_keeps_no_outputs(tmp_path):
     assert walkthrough.read_bytes() == committed  # as git has it: `git pull` updates it, nothing to commit
     lab = nbformat.read(served / "labs" / "lab01_gae.ipynb", as_version=4)
     assert any(c.get("outputs") for c in lab.cells if c.cell_type == "code")
+
+
+# -- row 11: every training cell says what its profile can show -----------------------------------------------
+TRAINING_CALLS = re.compile(
+    r"\b(train_grpo|train_ppo|train_dpo|train_reward_model|PPOTrainer|compare_rewards|reproduce_zero_loss|"
+    r"lambda_sweep|train_captioner|train_supervised|train_notes|train_policy|train_colour_rl|colour_rl\w*|"
+    r"run_variants|train)\(")
+"""Calls that train for a budget the profile sets (the course's trainers and the demos that run them). A cell with
+one must say what its profile can show: ``profile_note(...)`` (rlprep.demos.lab_runs), as the labs' demos do."""
+
+
+def _training_cells():
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and TRAINING_CALLS.search(re.sub(r"^\s*(from|import) .*$", "", cell.source,
+                                                                        flags=re.M)):
+                yield path.name, cell
+
+
+def test_every_training_cell_says_what_its_profile_can_show():
+    cells = list(_training_cells())
+    assert len(cells) >= 10, [(name, c.id) for name, c in cells]  # the rule still finds the notebooks' runs
+    silent = [f"{name}:{c.id}" for name, c in cells if "profile_note(" not in c.source]
+    assert not silent, f"training cells that do not print profile_note(...): {silent}"
+
+
+def test_a_profile_note_says_what_smoke_cannot_show():
+    from rlprep.demos.lab_runs import profile_note
+
+    assert "too small to learn" in profile_note("GRPO, 8 steps", "smoke")
+    toy = profile_note("3 connectors", "smoke", smoke="20 steps instead of 600")
+    assert toy.startswith("3 connectors. smoke profile: 20 steps instead of 600") and "too small" not in toy
+    assert profile_note("3 connectors", "cpu", smoke="x") == profile_note("3 connectors", "cpu")
+
+
+# -- row 13: make book: no kernel transport warning; search tells a question page from its bank entry ------------
+def test_the_book_runs_kernels_without_the_tcp_warning(tmp_path, capfd):
+    from rlprep.book.execute import execute_cached
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)", id="answer")])
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(nb, path)
+    result = execute_cached(path, "smoke", tmp_path / "cache")
+    out = nbformat.read(result.path, as_version=4).cells[0].outputs
+    assert out and out[0]["text"] == "42\n"
+    err = capfd.readouterr().err
+    assert "without encryption" not in err, err
+
+
+def test_a_bank_entry_and_its_question_page_have_different_titles():
+    from rlprep.book.pages import bank_page, question_page
+    from rlprep.interview.bank import load_bank
+
+    q = load_bank()["W11"]
+    bank_title = bank_page(q).splitlines()[0]
+    page_title = question_page("W11", q.question.zh, q.question.en, None, []).cells[0].source.splitlines()[0]
+    assert bank_title != page_title and bank_title.startswith("# Bank entry W11 · "), (bank_title, page_title)
+
+
+# -- row 15: A05 and A06 on the course map, each with a section ----------------------------------------------
+def test_a05_and_a06_are_on_the_map_with_a_section():
+    from rlprep.course import NOTEBOOKS, course_map_markdown
+
+    atlas = next(u for u in NOTEBOOKS if u.path.endswith("13_algorithm_atlas.ipynb"))
+    assert {"A05", "A06"} <= set(atlas.ids)
+    row = next(line for line in course_map_markdown().splitlines() if "13" in line and "A01" in line)
+    assert "A05" in row and "A06" in row, row
+    headings = [c.source.splitlines()[0] for c in nbformat.read(ROOT / atlas.path, as_version=4).cells
+                if c.cell_type == "markdown" and c.source]
+    for qid in ("A05", "A06"):
+        assert sum(h.startswith(f"### {qid} · ") for h in headings) == 1, qid
+
+
+# -- row 16: a .venv reached through a symlink gets the same sandbox from the notebook as from the command line --
+def test_a_venv_through_a_symlink_starts_the_same_sandbox(tmp_path):
+    """The sandbox runs the grader's own interpreter (sys.executable): named through a link to the .venv, as a kernel
+    started from a symlinked checkout names it, it must start inside bubblewrap as the command line's does."""
+    from rlprep.grading.sandbox import probe
+
+    link = tmp_path / "venv-link"
+    link.symlink_to(Path(sys.prefix), target_is_directory=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    through_link = subprocess.run([str(link / "bin" / "python"), "-c",
+                                   "from rlprep.grading.sandbox import probe; print(probe())"],
+                                  env=env, capture_output=True, text=True, timeout=120).stdout.strip()
+    assert through_link == probe(), (through_link, probe())
+
+
+@pytest.mark.slow  # a whole grade (minutes on a loaded machine); the probe above covers the same start, fast
+def test_a_venv_through_a_symlink_grades_in_the_sandbox_from_the_notebook(tmp_path, rlprep_home):
+    from rlprep.grading.sandbox import probe
+
+    if probe() != "bubblewrap":
+        pytest.skip(f"needs bubblewrap, which the command line uses here ({probe()}); make sandbox installs it")
+    link = tmp_path / "venv-link"
+    link.symlink_to(Path(sys.prefix), target_is_directory=True)   # the kernel's interpreter, named through a link
+    shutil.copy(LAB01, tmp_path / "lab01_gae.ipynb")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([str(link / "bin" / "python"), "-c",
+                           "import sys; from rlprep.grading import grade_here; print(sys.executable); "
+                           "grade_here('lab01_gae.ipynb')"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.stdout.splitlines()[0].startswith(str(link)), done.stdout  # grade_here runs rlprep grade through it
+    assert "lab01_gae: 0 / 10 points" in done.stdout, done.stdout + done.stderr
+    assert "sandbox:" not in done.stdout, done.stdout  # the table names the sandbox only when it is not bubblewrap

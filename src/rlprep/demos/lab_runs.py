@@ -22,10 +22,14 @@ SAYS = {
 }
 
 
-def profile_note(run: str, profile: str | Profile | None = None) -> str:
-    """``"<run> (<profile> profile: what it will show)"``, printed by a demo before it trains."""
+def profile_note(run: str, profile: str | Profile | None = None, *, smoke: str | None = None) -> str:
+    """``"<run>. <profile> profile: what it will show."``, printed by a demo or a notebook cell before it trains.
+
+    ``smoke`` replaces the smoke profile's sentence for a run it does not fit (a toy model that learns in seconds,
+    only fewer steps or seeds than the cpu run): what that run can show in smoke."""
     name = profile.name if isinstance(profile, Profile) else profile or get_profile().name  # no CUDA check
-    return f"{run}. {SAYS.get(name, f'{name} profile')}."
+    says = f"smoke profile: {smoke}" if name == "smoke" and smoke else SAYS.get(name, f"{name} profile")
+    return f"{run}. {says}."
 
 
 def save_record(name: str, values: dict, module: str, profile: Profile) -> Path:

@@ -64,3 +64,12 @@ def test_entropy_is_exact_and_falls_as_the_policy_sharpens():
     assert out["entropy"].shape == (11,) and out["updates"].shape == (10,)
     assert 0 < out["entropy"][0] <= np.log(6) + 1e-12            # K = 6 actions
     assert out["entropy"][-1] < 0.5 * out["entropy"][0]          # a large unconstrained step collapses the policy
+
+
+def test_clip_zeroes_gradients_but_ratios_overshoot_the_band():
+    # the clip stops a sample's own push; its own last step, shared logits and Adam's momentum still carry it past
+    aggressive = run_toy_ppo(ToyPPOConfig(method="clip", clip_eps=0.1, iterations=6, epochs=8, lr=0.3, seed=0))
+    assert aggressive["overshoot"].shape == (6,)
+    assert (aggressive["overshoot"] > 0.2).all()                  # a large share ends past the edge it favours
+    gentle = run_toy_ppo(ToyPPOConfig(method="clip", clip_eps=0.1, iterations=6, epochs=8, lr=1e-4, seed=0))
+    assert (gentle["overshoot"] == 0).all()                      # tiny steps never reach the edge

@@ -134,8 +134,11 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
         {"reward" [I+1] expected reward (exact), "normalized" [I+1] (reward - uniform) / (optimal - uniform),
          "kl_old_new" [I] exact mean KL(pi_old || pi_new) after each round, "kl_ref" [I+1] KL(pi || pi_ref),
          "clipfrac" [I] fraction of sampled ratios outside [1-clip_eps, 1+clip_eps] at the round's last minibatch step,
-         "max_ratio" [I], "beta" [I] (adaptive_kl: the beta used in that round), "entropy" [I+1] exact mean entropy
-         of the policy over contexts (nats), "updates" [I] minibatch steps taken in the round (fewer than
+         "max_ratio" [I], "overshoot" [I] fraction of the round's samples whose ratio, after the round's last step, lies
+         past the edge on the side its advantage favours (A > 0 and ratio > 1 + clip_eps, or A < 0 and
+         ratio < 1 - clip_eps): samples the clip had stopped pushing that moved past the band anyway,
+         "beta" [I] (adaptive_kl: the beta used in that round), "entropy" [I+1] exact mean entropy of the policy over
+         contexts (nats), "updates" [I] minibatch steps taken in the round (fewer than
          epochs * batch_size / minibatch_size only when target_kl stopped it)}.
     """
     from rlprep.algos.ppo import ppo_clip_loss
@@ -153,7 +156,8 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
     def entropy(lp):
         return float(-(lp.exp() * lp).sum(-1).mean())
 
-    out = {k: [] for k in ("reward", "kl_old_new", "kl_ref", "clipfrac", "max_ratio", "beta", "entropy", "updates")}
+    out = {k: [] for k in ("reward", "kl_old_new", "kl_ref", "clipfrac", "max_ratio", "overshoot", "beta", "entropy",
+                           "updates")}
     with torch.no_grad():
         lp0 = torch.log_softmax(logits, -1)
     out["reward"].append(expected_reward(lp0))
@@ -206,6 +210,8 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
         with torch.no_grad():
             logp_new_table = torch.log_softmax(logits, -1)
             d = float(_kl_rows(logp_old_table[s], logp_new_table[s]).mean())
+            ratio_end = torch.exp(logp_new_table[s, a] - logp_old)  # (N,) after the round's last step
+            past = ((adv > 0) & (ratio_end > 1 + cfg.clip_eps)) | ((adv < 0) & (ratio_end < 1 - cfg.clip_eps))
         out["beta"].append(beta)
         if cfg.method == "adaptive_kl":
             beta = adaptive_kl_beta(beta, d, cfg.kl_target)
@@ -214,6 +220,7 @@ def run_toy_ppo(cfg: ToyPPOConfig) -> dict[str, np.ndarray]:
         out["entropy"].append(entropy(logp_new_table))
         out["clipfrac"].append(clipfrac)
         out["max_ratio"].append(max_ratio)
+        out["overshoot"].append(float(past.double().mean()))
         out["reward"].append(expected_reward(logp_new_table))
         out["kl_ref"].append(float(_kl_rows(logp_new_table, ref_logp).mean()))
     result = {k: np.asarray(v) for k, v in out.items()}

@@ -1,4 +1,10 @@
-"""What JupyterLab writes when a walkthrough notebook is saved: its cells, never the learner's runs.
+"""What JupyterLab reads and writes in learner mode: a notebook opens clean, and a walkthrough saves without the runs.
+
+JupyterLab sets a notebook's ``language_info`` to what its kernel reports when the kernel starts, and a change to
+the metadata marks the notebook unsaved (●) before the learner has touched it. :class:`CourseContentsManager`
+(learner mode's ``ServerApp.contents_manager_class``) hands out every Python notebook with the ``language_info`` this
+interpreter's kernel reports, so there is nothing to change: a released lab or a walkthrough opens clean whatever
+the committed file says and whichever Python the learner has.
 
 ``rlprep lab`` (learner mode, :mod:`rlprep.grading.learner_mode`) installs :func:`strip_walkthrough_outputs` as the
 server's ``ContentsManager.pre_save_hook``. A walkthrough (``notebooks/*.ipynb`` under the served root) is then
@@ -42,3 +48,32 @@ def strip_walkthrough_outputs(model: dict, path: str, contents_manager=None, **k
             nb["metadata"] = json.loads(on_disk.read_text(encoding="utf-8"))["metadata"]
         except (OSError, ValueError, KeyError, TypeError):  # unreadable on disk: save the learner's metadata
             pass
+
+
+def kernel_language_info() -> dict:
+    """The ``language_info`` an IPython kernel of this interpreter reports (the venv's ``python3`` kernel)."""
+    import copy
+
+    from ipykernel.ipkernel import IPythonKernel
+
+    return copy.deepcopy(IPythonKernel.language_info)
+
+
+def _contents_manager_base():
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+
+    return AsyncLargeFileManager
+
+
+class CourseContentsManager(_contents_manager_base()):
+    """jupyter_server's default contents manager, whose Python notebooks carry their kernel's ``language_info``."""
+
+    async def get(self, path, content=True, type=None, format=None, **kwargs):  # jupyter_server names them so
+        model = await super().get(path, content=content, type=type, format=format, **kwargs)
+        nb = model.get("content") if model.get("type") == "notebook" else None
+        if isinstance(nb, dict):
+            meta = nb.setdefault("metadata", {})
+            language = meta.get("kernelspec", {}).get("language") or meta.get("language_info", {}).get("name")
+            if language in (None, "python"):
+                meta["language_info"] = kernel_language_info()
+        return model

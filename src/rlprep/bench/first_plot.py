@@ -76,6 +76,7 @@ def time_to_first_plot(path: Path, profile: str, *, until: str | None = None, en
     import nbformat
     from nbclient import NotebookClient
 
+    from rlprep.book.execute import local_kernel_manager_class
     from rlprep.lab_env import kernel_environment
 
     env = dict(env) if env is not None else kernel_environment(os.environ)
@@ -84,7 +85,8 @@ def time_to_first_plot(path: Path, profile: str, *, until: str | None = None, en
     src = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in [src, env.get("PYTHONPATH", "")] if p)
     nb = learner_notebook(path)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", kernel_manager_class=local_kernel_manager_class(),
+                            resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     with client.setup_kernel(env=env):
         kernel_s = time.perf_counter() - start

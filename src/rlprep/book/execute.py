@@ -79,6 +79,33 @@ def replace_widget_outputs(nb) -> int:
     return swapped
 
 
+def local_kernel_manager_class():
+    """A kernel manager class whose kernels talk over IPC sockets (Unix domain sockets) where the platform has them:
+    a kernel on TCP without CurveZMQ keys logs "Kernel is running over TCP without encryption" on every start (one
+    warning per notebook of a book build), and nothing here needs a kernel reachable over the network. The sockets'
+    path prefix is short and unique (a Unix socket path is limited to ~107 bytes, a checkout's runtime dir may not be);
+    jupyter_client removes them when the kernel shuts down. NotebookClient owns a manager it creates from this class,
+    so it shuts the kernel down when it is done."""
+    import uuid
+
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    if os.name != "posix":
+        return AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        @default("transport")
+        def _transport_default(self):
+            return "ipc"
+
+        @default("ip")
+        def _ip_default(self):
+            return os.path.join(tempfile.gettempdir(), f"rlprep-ipc-{uuid.uuid4().hex[:12]}")
+
+    return IPCKernelManager
+
+
 def _run(nb, cwd: Path, profile: str, timeout: int, src: Path) -> None:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -89,7 +116,7 @@ def _run(nb, cwd: Path, profile: str, timeout: int, src: Path) -> None:
         os.environ.update(RLPREP_PROFILE=profile, RLPREP_HOME=home, MPLBACKEND="module://matplotlib_inline.backend_inline",
                           PYTHONPATH=os.pathsep.join(p for p in [str(src), saved.get("PYTHONPATH", "")] if p))
         try:
-            NotebookClient(nb, timeout=timeout, kernel_name="python3",
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", kernel_manager_class=local_kernel_manager_class(),
                            resources={"metadata": {"path": str(cwd)}}).execute()
         except CellExecutionError as err:
             raise RlprepError(f"{cwd.name}/{nb.metadata.get('rlprep_book_name', '?')} failed in the {profile} profile: "

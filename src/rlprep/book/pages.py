@@ -151,7 +151,8 @@ def bank_page(q) -> str:
     """A bank entry as Markdown (the same renderers the notebooks call)."""
     from rlprep.interview.render import render_rubric, render_section_extras, render_spoken
 
-    return (f"# {q.id} · {q.question.zh}\n\n*{q.question.en}*\n\n"
+    # "Bank entry" in the title: search lists this page and the question page side by side, and they must differ
+    return (f"# Bank entry {q.id} · {q.question.zh}\n\n*{q.question.en}*\n\n"
             f"Topics: {', '.join(q.topics)} · difficulty {q.difficulty} · [the question page](../questions/{q.id}.ipynb)\n\n"
             f"## 面试口述版\n\n{render_spoken(q.id)}\n## Misconceptions, follow-ups and sources\n\n{render_section_extras(q.id)}"
             f"\n## Scoring rubric\n\n{render_rubric(q.id)}")

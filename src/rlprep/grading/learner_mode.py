@@ -42,6 +42,11 @@ INSTRUCTOR_SERVER_EXTENSIONS = (
 TERMINAL_MANAGER = "rlprep.lab_terminals.RootTerminalManager"
 # A walkthrough is saved without its outputs, so running one never changes a git-tracked file (rlprep.lab_saves).
 PRE_SAVE_HOOK = "rlprep.lab_saves.strip_walkthrough_outputs"
+# A notebook opens clean: served with the language_info its kernel reports, which JupyterLab would otherwise write in.
+CONTENTS_MANAGER = "rlprep.lab_saves.CourseContentsManager"
+# A link to a Markdown file (the start page's to README.md#instructors-nbgrader) opens it rendered, where JupyterLab
+# scrolls to the link's #fragment; its default, the text editor, opens at the top.
+SETTING_OVERRIDES = {"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Markdown Preview"}}}
 
 
 def _merge_json(path: Path, update) -> None:
@@ -84,8 +89,14 @@ def enable(config_dir, undo: bool = False) -> Path:
         else:
             terminals["terminal_manager_class"] = TERMINAL_MANAGER
         data.setdefault("ContentsManager", {})["pre_save_hook"] = PRE_SAVE_HOOK  # instructors' checkouts too
+        data["ServerApp"]["contents_manager_class"] = CONTENTS_MANAGER  # a notebook opens clean (rlprep.lab_saves)
+
+    def overrides(data):
+        for plugin, values in SETTING_OVERRIDES.items():
+            data.setdefault(plugin, {}).update(values)  # in both modes: instructors follow the same links
 
     _merge_json(config_dir / "labconfig" / "page_config.json", page)
+    _merge_json(config_dir / "labconfig" / "default_setting_overrides.json", overrides)
     _merge_json(config_dir / "jupyter_server_config.json", server)
     return config_dir
 

@@ -27,7 +27,23 @@ import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpec
 
+from rlprep.errors import RlprepError
 from rlprep.grading import sandbox, wire
+
+
+SOCKET_PATH_MAX = 107  # bytes of a Unix socket's path (sun_path is 108 with its NUL)
+SOCKET_TAIL = "/rk-XXXXXXXX/s/k9-9"  # what a kernel folder adds to the temp folder: name, ``RunDirs.ipc``, socket
+
+
+def socket_base() -> str:
+    """The folder for kernel folders: the temp folder (``TMPDIR``), or ``/tmp`` when a kernel's sockets would not fit
+    under it (a deep ``TMPDIR``: nbgrader then failed with a bare traceback). An error names both when neither fits."""
+    for base in dict.fromkeys([tempfile.gettempdir(), "/tmp"]):
+        if len(os.fsencode(base + SOCKET_TAIL)) <= SOCKET_PATH_MAX and os.access(base, os.W_OK | os.X_OK):
+            return base
+    raise RlprepError(f"the temp folder {tempfile.gettempdir()!r} is too deep for the grader's kernel sockets (a Unix "
+                      f"socket's path holds {SOCKET_PATH_MAX} bytes) and /tmp is not writable",
+                      "set TMPDIR to a short writable folder, e.g. export TMPDIR=/var/tmp")
 
 
 @dataclass
@@ -64,7 +80,7 @@ class LearnerKernel:
         self.deadline_at = float("inf")  # monotonic time after which replays stop (set by the runner)
         self.km = None
         self.kc = None
-        self._tmp = tempfile.TemporaryDirectory(prefix="rlprep-kernel-")
+        self._tmp = tempfile.TemporaryDirectory(prefix="rk-", dir=socket_base())
         self.dirs = sandbox.RunDirs(Path(self._tmp.name))
         self.dirs.create(sandbox.SANDBOX_UID if os.geteuid() == 0 else None)
         self.sandbox = sandbox.probe()

@@ -71,8 +71,9 @@ class RunDirs:
 
     def __post_init__(self):
         self.root = Path(self.root)
-        for name in ("inbox", "outbox", "ipc", "home", "pkg"):
+        for name in ("inbox", "outbox", "home", "pkg"):
             setattr(self, name, self.root / name)
+        self.ipc = self.root / "s"  # short: a socket's path must fit AF_UNIX's 107 bytes (``kernel.socket_base``)
 
     def create(self, kernel_uid: int | None) -> None:
         os.chmod(self.root, 0o711)  # the dropped uid must traverse it to reach its own folders

@@ -45,9 +45,9 @@ def test_a_coding_round_in_a_terminal(tmp_path):
     child.expect(r"full marks\. \(over the target time: recorded as slow\)")
     for n in (1, 2, 3):
         child.expect(f"Follow-up {n}/3")
-        child.expect(r"\[follow-up\] ")
+        child.expect(r"\[follow-up \d+:\d\d\] ")
         child.sendline(f"answer {n}")
-        child.expect(r"\[follow-up\] ")
+        child.expect(r"\[follow-up \d+:\d\d\] ")
         child.sendline("")
         child.expect("A model answer: ")
     child.expect(r"Result: slow · 6/6 properties")

@@ -119,8 +119,7 @@ class _TestRun:
     precision: str | None = None  # the tolerance's state where pass 1 stopped (``asserts.noted_precision``)
 
     def show(self, cell) -> None:
-        """The cell's outputs: what pass 1 printed, the kernel note (last but the failure: the report shows it
-        for a test that passed), the failure."""
+        """The cell's outputs: what pass 1 printed, the kernel note (the report shows it for a test that passed)."""
         if self.text:
             cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=self.text))
         if self.checks:
@@ -130,15 +129,13 @@ class _TestRun:
 
 
 class _Second:
-    """K2, started in a thread while K1 starts and runs pass 1; the thread also runs in K2 the setup and learner
-    cells before the first test with a hidden part (index ``upto``): nothing it runs then depends on a hidden input.
-    ``ready`` waits for that; ``runs`` are its learner cells' ``(cell, CellRun)``. The thread lives until ``close``:
-    bubblewrap's ``--die-with-parent`` ends a process when the thread that started it ends."""
+    """K2, started in a thread while K1 starts and runs pass 1, and the setup and learner cells before the first test
+    with a hidden part (index ``upto``; their runs in ``runs``) run in it there: nothing hidden has been sent yet. The
+    thread lives until ``close``: bubblewrap's ``--die-with-parent`` ends a process when its starting thread ends."""
 
     def __init__(self, runner: IsolatedRunner, nb, upto: int):
-        self.runner, self.nb, self.upto = runner, nb, upto
+        self.runner, self.nb, self.upto, self.runs = runner, nb, upto, []
         self.kernel: LearnerKernel | None = LearnerKernel(kernel_name=runner.kernel_name)
-        self.runs: list = []
         self.error: BaseException | None = None
         self.prepared, self.released = threading.Event(), threading.Event()
         self.thread = threading.Thread(target=self._prepare, name="rlprep-second-kernel", daemon=True)
@@ -162,9 +159,14 @@ class _Second:
             self.released.wait()
 
     def ready(self) -> LearnerKernel:
+        """K2, its first cells run; if it failed to start in the thread (so loaded a machine that it did not answer
+        in time), a fresh one started here, all its cells left to pass 2 (``upto`` 0)."""
         self.prepared.wait()
         if self.error is not None:
-            raise self.error
+            self.kernel.shutdown()
+            self.kernel, self.runs, self.upto = LearnerKernel(kernel_name=self.runner.kernel_name), [], 0
+            self.kernel.start()
+            self.runner._missing_setup(self.nb, None, self.kernel)
         self.kernel.deadline_at = self.runner._t_end
         return self.kernel
 

@@ -3,8 +3,10 @@
 Task ("is there a <colour> <shape>?"): a note holds 1..K images, each one shape; the answer is yes when any image
 shows the asked combination. Each image is encoded independently (a shared encoder: intra-image), the note is
 pooled into one vector (inter-image), and a head combines it with the question. Attention pooling uses the
-question as the query over the image embeddings, with a padding mask for notes with fewer images, so its weights
-say which image it used (cf. pooling by multihead attention, Set Transformer, Lee et al. 2019, arXiv 1810.00825).
+question as the query over the image embeddings, with a padding mask for notes with fewer images; its weights show
+where the pooled vector's weight went, not by themselves which image the prediction used (near-duplicates split it;
+removing or swapping an image tests use). Cf. the core of pooling by multihead attention (Set Transformer, Lee et al.
+2019, arXiv 1810.00825).
 """
 
 from __future__ import annotations

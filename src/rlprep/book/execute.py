@@ -113,6 +113,10 @@ def _run(nb, cwd: Path, profile: str, timeout: int, src: Path) -> None:
     nb.cells.insert(0, nbformat.v4.new_code_cell(SETUP_SOURCE, id=SETUP_CELL_ID))
     saved = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="rlprep-book-home-") as home:
+        from rlprep.lab_env import kernel_threads
+
+        # the kernels' torch threads as in JupyterLab (rlprep.lab_env): two threads on a busy 2-core machine spin
+        os.environ.setdefault("OMP_NUM_THREADS", str(kernel_threads()))
         os.environ.update(RLPREP_PROFILE=profile, RLPREP_HOME=home, MPLBACKEND="module://matplotlib_inline.backend_inline",
                           PYTHONPATH=os.pathsep.join(p for p in [str(src), saved.get("PYTHONPATH", "")] if p))
         try:

@@ -47,8 +47,9 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    "third-round": Preset("a 45-minute third-round interview: the self-introduction, then 8 W questions across topics "
-                          "(at most 2 per topic), 5 minutes each", 9, 5.0, id_prefix="W", first=("W01",), max_per_topic=2),
+    "third-round": Preset("a third-round interview: the self-introduction, then 8 W questions across topics "
+                          "(at most 2 per topic), 5 minutes each (45 minutes), then a coding round at the terminal "
+                          "(rlprep mock --no-coding skips it)", 9, 5.0, id_prefix="W", first=("W01",), max_per_topic=2),
     "rl-core": Preset("RL fundamentals: GAE, PPO, importance sampling, DPO, GRPO, entropy; 6 questions x 5 min", 6, 5.0,
                       topics=("gae", "ppo", "importance-sampling", "dpo", "grpo", "entropy")),
     "agentic": Preset("agentic RL, reward design and reward hacking; 5 questions x 5 min", 5, 5.0,

@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv sandbox postgres node lab test release bench book classroom gpu-check e2e clean
+.PHONY: help venv sandbox postgres node lab test release bench book classroom hub gpu-check e2e clean
 
 help:
 	@echo "make lab        open the course in JupyterLab (installs on first use)"
@@ -18,6 +18,7 @@ help:
 	@echo "make release    regenerate labs/ from solutions/ with nbgrader"
 	@echo "make bench      CPU benchmarks -> docs/benchmarks.md"
 	@echo "make classroom  40 simulated students x 8 labs through nbgrader into a PostgreSQL gradebook (long)"
+	@echo "make hub        as root: a JupyterHub for a class on this machine (accounts, exchange, formgrader)"
 	@echo "make gpu-check  every lab in the gpu profile plus the GPU benchmarks (< 8 min)"
 	@echo "make book       the course as a static website in build/book/ (RLPREP_PROFILE=smoke: quick)"
 	@echo "make e2e        drive JupyterLab and the website in headless Chromium, screenshots in build/e2e/"
@@ -105,6 +106,28 @@ CLASSROOM_LABS ?= lab01_gae,lab02_reward_model,lab03_ppo_rlhf,lab04_dpo,lab05_gr
 classroom: $(STAMP) sandbox postgres
 	RLPREP_PROFILE=smoke $(PY) -m rlprep classroom simulate --students $(CLASSROOM_STUDENTS) \
 	  --labs $(CLASSROOM_LABS) --jobs $(CLASSROOM_JOBS) --temp-postgres --out build/classroom-$$(date +%Y%m%d-%H%M%S)
+
+# A JupyterHub for a class on this machine, as root (README, "Instructors"): jupyterhub from PyPI (the `hub` extra),
+# configurable-http-proxy from npm (hub/package-lock.json) into build/hub-npm, then `rlprep classroom hub`: unix
+# accounts (passwords in build/hub/state/credentials.txt), nbgrader's exchange, lab 1 released, formgrader as a hub
+# service; JupyterHub runs in the foreground on http://127.0.0.1:8000. HUB_ARGS adds options (--help lists them);
+# `rlprep classroom hub --remove-accounts` deletes the accounts again.
+HUB_STAMP := $(VENV)/.rlprep-hub-installed
+CHP := build/hub-npm/node_modules/.bin/configurable-http-proxy
+HUB_ARGS ?=
+
+$(HUB_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[course,hub]"
+	@touch $(HUB_STAMP)
+
+$(CHP): hub/package.json hub/package-lock.json
+	@mkdir -p build/hub-npm
+	cp hub/package.json hub/package-lock.json build/hub-npm/
+	cd build/hub-npm && npm ci --no-audit --no-fund --loglevel=error
+	@touch $(CHP)
+
+hub: $(HUB_STAMP) sandbox node $(CHP)
+	$(PY) -m rlprep classroom hub $(HUB_ARGS)
 
 # No install step: a GPU image is often offline, with torch and transformers already there. Uses .venv when it
 # exists, else $(PYTHON); writes docs/benchmarks-gpu.md, .json and -labs.png (into $$OUT when that is set).

@@ -11,7 +11,7 @@ from rlprep.errors import RlprepError
 
 
 def configure(parser) -> None:
-    sub = parser.add_subparsers(dest="action", required=True, metavar="{simulate,autograde,report,export}")
+    sub = parser.add_subparsers(dest="action", required=True, metavar="{simulate,autograde,report,export,hub}")
     sim = sub.add_parser("simulate", help="a simulated class through nbgrader's whole cycle; writes grades.csv")
     sim.add_argument("--students", type=int, default=6, help="number of simulated students (default 6)")
     sim.add_argument("--ids", default=None, help="comma-separated student ids (default s01, s02, ...)")
@@ -46,6 +46,20 @@ def configure(parser) -> None:
     export.add_argument("--format", required=True, choices=("canvas", "moodle"), help="the LMS's import format")
     export.add_argument("--out", type=Path, default=None, help="the CSV to write (default COURSE/<format>.csv)")
     _gradebook_options(export)
+    hub = sub.add_parser("hub", help="as root: accounts, nbgrader's exchange, the course and formgrader as a hub "
+                                     "service, then JupyterHub in the foreground (what make hub runs)")
+    hub.add_argument("--root", type=Path, default=Path("build/hub"), help="the hub's own files (default build/hub)")
+    hub.add_argument("--instructor", default="instructor", help="the instructor's account (default instructor)")
+    hub.add_argument("--students", default="student1,student2,student3", help="comma-separated student accounts")
+    hub.add_argument("--labs", default="lab01_gae", help="labs to release (default lab01_gae; 'all' for every lab)")
+    hub.add_argument("--ip", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
+    hub.add_argument("--port", type=int, default=8000, help="port (default 8000; the proxy's API uses the next one)")
+    hub.add_argument("--proxy", type=Path, default=Path("build/hub-npm/node_modules/.bin/configurable-http-proxy"),
+                     help="configurable-http-proxy (make hub installs it there with npm)")
+    hub.add_argument("--setup-only", action="store_true", help="set everything up, print how to start, exit")
+    hub.add_argument("--remove-accounts", action="store_true",
+                     help="delete the accounts (and homes) named by --instructor and --students, then exit")
+    _gradebook_options(hub)
 
 
 def _course_option(parser) -> None:
@@ -64,6 +78,8 @@ def run(args) -> int:
         return _autograde(args)
     if args.action in ("report", "export"):
         return _after_the_grades(args)
+    if args.action == "hub":
+        return _hub(args)
     if args.temp_postgres:
         from rlprep.classroom.postgres import TemporaryPostgres
 
@@ -139,3 +155,36 @@ def _autograde(args) -> int:
           f"{rate:.1f} submissions/minute with {args.jobs} process(es); {run.manual_kept} manual grades and "
           f"comments kept")
     return 2 if run.refused else 0
+
+
+def _hub(args) -> int:
+    from rlprep.classroom import hub
+    from rlprep.grading.release import list_labs
+    from rlprep.paths import course_root
+
+    repo = course_root()
+    students = [x.strip() for x in args.students.split(",") if x.strip()]
+    if args.remove_accounts:
+        plan = hub.HubPlan(args.root.resolve(), repo, args.instructor, students)
+        removed = hub.remove_accounts(plan, plan.users)
+        kept = [u for u in plan.users if u not in removed]
+        print(f"removed {', '.join(removed) or 'no account'} (and homes)"
+              + (f"; left alone, not made by make hub: {', '.join(kept)}" if kept else ""))
+        return 0
+    known = list_labs(repo)
+    labs = known if args.labs == "all" else [x.strip() for x in args.labs.split(",") if x.strip()]
+    if not labs or set(labs) - set(known):
+        raise RlprepError(f"unknown lab(s): {', '.join(sorted(set(labs) - set(known))) or '(none)'}",
+                          f"labs: {', '.join(known)} (or all)")
+    plan = hub.HubPlan(args.root.resolve(), repo, args.instructor, students, labs, args.ip, args.port,
+                       gradebook=args.gradebook or None, proxy=args.proxy.resolve())
+    hub.setup(plan)
+    argv, env = hub.hub_command(plan)
+    print(f"hub: http://{args.ip}:{args.port}/ (log in as {args.instructor} or {', '.join(students)}; passwords in "
+          f"{plan.state / 'credentials.txt'}); formgrader: /services/rlprep/formgrader; course: {plan.course_home}")
+    if args.setup_only:
+        print("start it with: RLPREP_HUB_SETTINGS=" + env["RLPREP_HUB_SETTINGS"] + " " + " ".join(argv))
+        return 0
+    sys.stdout.flush()
+    os.chdir(plan.root)
+    os.execvpe(argv[0], argv, env)

@@ -135,7 +135,7 @@ gpu-check:
 	@if [ -x $(PY) ]; then py=$(PY); else py=$(PYTHON); fi; \
 	PYTHONPATH=src$${PYTHONPATH:+:$$PYTHONPATH} $$py -m rlprep bench --gpu
 
-e2e: $(STAMP)
+e2e: $(STAMP) $(HUB_STAMP) $(CHP) sandbox postgres
 	$(PY) -m pytest -q -m e2e tests/e2e
 
 clean:

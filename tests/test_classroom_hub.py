@@ -1,0 +1,83 @@
+"""make hub's account handling and configuration, without creating accounts (fast; the hub itself runs in
+tests/e2e/test_hub_browser.py).
+
+- ``--remove-accounts`` deletes only the accounts make hub made (listed in ``ROOT/state/credentials.txt``): naming
+  ``root`` or any other existing account deletes nothing;
+- an account that exists but was not made by make hub is refused (its password is not reset);
+- the passwords file is 0600 even when a file with another mode was there;
+- ``hub/jupyterhub_config.py`` keeps the hub's database, cookie secret and proxy pid in ``ROOT/state`` and gives
+  formgrader to the ``formgrade-rlprep`` group only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rlprep.classroom import hub
+from rlprep.errors import RlprepError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _plan(tmp_path, **kw) -> hub.HubPlan:
+    plan = hub.HubPlan(tmp_path / "hub", ROOT, profile="smoke", **kw)
+    plan.state.mkdir(parents=True)
+    return plan
+
+
+def test_remove_accounts_deletes_only_accounts_make_hub_made(tmp_path, monkeypatch):
+    plan = _plan(tmp_path, instructor="root", students=["made1", "daemon"])
+    hub._private(plan.state / "credentials.txt", "made1 pw1\n")
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda argv, **kw: calls.append(argv))
+    removed = hub.remove_accounts(plan, plan.users)
+    assert removed == ["made1"]
+    assert calls == [["userdel", "--remove", "made1"]]
+    assert hub.made_accounts(plan) == {}
+
+
+def test_an_existing_account_not_made_by_make_hub_is_refused(tmp_path, monkeypatch):
+    plan = _plan(tmp_path, instructor="root", students=["nobody"])
+    monkeypatch.setattr(hub, "_run", lambda *a, **k: pytest.fail(f"ran {a}: an account was touched"))
+    with pytest.raises(RlprepError, match="root already exists and was not made by make hub"):
+        hub.make_accounts(plan)
+
+
+def test_passwords_file_is_private_whatever_was_there(tmp_path):
+    path = tmp_path / "credentials.txt"
+    path.write_text("old\n")
+    path.chmod(0o644)
+    hub._private(path, "u p\n")
+    assert path.stat().st_mode & 0o777 == 0o600 and path.read_text() == "u p\n"
+
+
+def test_hub_config_keeps_state_private_and_formgrader_to_graders(tmp_path, monkeypatch):
+    root = tmp_path / "hub"
+    settings = {"root": str(root), "course": "rlprep", "instructor": "teach", "students": ["s1", "s2"],
+                "ip": "127.0.0.1", "port": 8100, "hub_port": 8181, "service_port": 9100, "proxy": "/x/chp",
+                "python": "/x/python", "course_home": "/home/teach/rlprep", "jupyter_config": str(root / "etc"),
+                "service_config": str(root / "fg"), "service_env": {"PATH": "/x"}, "profile": "smoke"}
+    path = tmp_path / "hub.json"
+    path.write_text(json.dumps(settings))
+    monkeypatch.setenv("RLPREP_HUB_SETTINGS", str(path))
+    from traitlets.config import Config
+
+    c = Config()
+    exec(compile((ROOT / "hub" / "jupyterhub_config.py").read_text(), "jupyterhub_config.py", "exec"),
+         {"get_config": lambda: c})
+    state = root / "state"
+    assert c.JupyterHub.db_url == f"sqlite:///{state / 'jupyterhub.sqlite'}"
+    assert c.JupyterHub.cookie_secret_file == str(state / "jupyterhub_cookie_secret")
+    assert c.JupyterHub.hub_port == 8181 and c.ConfigurableHTTPProxy.api_url == "http://127.0.0.1:8101"
+    roles = {r["name"]: r for r in c.JupyterHub.load_roles}
+    assert "access:services!service=rlprep" in roles["formgrade-rlprep"]["scopes"]
+    assert not any("access:services" in s for s in roles["nbgrader-rlprep"]["scopes"])
+    assert c.JupyterHub.load_groups["formgrade-rlprep"]["users"] == ["teach"]
+    (service,) = c.JupyterHub.services
+    assert service["user"] == "teach" and service["cwd"] == "/home/teach/rlprep/autograder"
+    assert c.Authenticator.admin_users == {"teach"} and os.path.basename(c.Spawner.cmd[0]) == "python"

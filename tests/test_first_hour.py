@@ -310,6 +310,17 @@ def test_a_profile_note_says_what_smoke_cannot_show():
     assert profile_note("3 connectors", "cpu", smoke="x") == profile_note("3 connectors", "cpu")
 
 
+def test_a_profile_note_can_say_what_each_profile_shows_for_one_run():
+    """A cell whose cpu run is seconds, several seeds, and quoted by no figure says so instead of the default."""
+    from rlprep.demos.lab_runs import profile_note
+
+    says = {"smoke": "2 seeds", "cpu": "3 seeds, seconds", "gpu": "the cpu budget"}
+    for name, sentence in says.items():
+        note = profile_note("GRPO toy", name, **says)
+        assert note == f"GRPO toy. {name} profile: {sentence}.", note
+    assert profile_note("GRPO toy", "cpu", smoke="x") == profile_note("GRPO toy", "cpu")  # the default stays
+
+
 # -- row 13: make book: no kernel transport warning; search tells a question page from its bank entry ------------
 def test_the_book_runs_kernels_without_the_tcp_warning(tmp_path, capfd):
     from rlprep.book.execute import execute_cached

@@ -140,6 +140,19 @@ def test_grpo_on_biased_prompts_earns_reward_without_looking():
     assert log[-1]["eval/counterfactual_accuracy"] < 0.25  # the policy learned the prior, not the image
 
 
+def test_grpo_logs_zero_variance_groups_whose_gradient_is_exactly_zero():
+    """A collapsed policy samples groups that are all right or all wrong: GRPO's advantages and gradient are 0."""
+    from rlprep.multimodal.colour_qa import grpo_train, make_qa
+
+    _, log = grpo_train(make_qa(1000, 0, typical_prob=0.85), steps=60, eval_data=make_qa(400, 1, typical_prob=0.25))
+    rows = [r for r in log if "reward/mean" in r]
+    assert all(0.0 <= r["reward/zero_variance_groups"] <= 1.0 for r in rows)
+    assert rows[0]["reward/zero_variance_groups"] < 0.5  # a random init explores: most groups mix right and wrong
+    last = rows[-1]
+    assert (last["reward/zero_variance_groups"] == 1.0) == (last["stats/grad_norm"] == 0.0)
+    assert last["reward/zero_variance_groups"] == 1.0 and last["stats/grad_norm"] == 0.0
+
+
 def test_attention_pooling_weights_are_a_distribution_over_existing_images():
     from rlprep.multimodal.fusion import NoteClassifier, make_notes
 

@@ -22,13 +22,16 @@ SAYS = {
 }
 
 
-def profile_note(run: str, profile: str | Profile | None = None, *, smoke: str | None = None) -> str:
+def profile_note(run: str, profile: str | Profile | None = None, *, smoke: str | None = None,
+                 cpu: str | None = None, gpu: str | None = None) -> str:
     """``"<run>. <profile> profile: what it will show."``, printed by a demo or a notebook cell before it trains.
 
     ``smoke`` replaces the smoke profile's sentence for a run it does not fit (a toy model that learns in seconds,
-    only fewer steps or seeds than the cpu run): what that run can show in smoke."""
+    only fewer steps or seeds than the cpu run): what that run can show in smoke. ``cpu`` and ``gpu`` do the same
+    for a run the default sentences misdescribe (several seeds, seconds rather than minutes, no figure quoted)."""
     name = profile.name if isinstance(profile, Profile) else profile or get_profile().name  # no CUDA check
-    says = f"smoke profile: {smoke}" if name == "smoke" and smoke else SAYS.get(name, f"{name} profile")
+    own = {"smoke": smoke, "cpu": cpu, "gpu": gpu}.get(name)
+    says = f"{name} profile: {own}" if own else SAYS.get(name, f"{name} profile")
     return f"{run}. {says}."
 
 

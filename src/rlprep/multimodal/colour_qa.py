@@ -157,7 +157,9 @@ def grpo_train(prompts: QABatch, steps: int = 150, group_size: int = 8, prompts_
 
     The :class:`~rlprep.live.History` has a row every ``steps // 10`` steps and at the end: ``step``,
     ``eval/accuracy`` and ``eval/counterfactual_accuracy`` (greedy, on ``eval_data`` when given, else on the
-    prompts), plus (except the last) ``reward/mean`` and the update's stats of the step taken from there.
+    prompts), plus (except the last) ``reward/mean``, ``reward/zero_variance_groups`` (share of the step's groups
+    whose G rewards are all equal: their advantages are exactly 0, so they add nothing to the gradient) and the
+    update's stats (``stats/grad_norm``, ...) of the step taken from there.
     """
     from rlprep.algos.grpo import group_advantages
     from rlprep.algos.pg_losses import pg_clip
@@ -187,6 +189,9 @@ def grpo_train(prompts: QABatch, steps: int = 150, group_size: int = 8, prompts_
         logp = dist.log_prob(actions).unsqueeze(1)  # (N*G, 1): a one-token completion
         update = grpo_update(model, opt, logp, logp.detach(), adv, torch.ones_like(logp), aggregation="token",
                              clip=pg_clip("grpo"), max_grad_norm=math.inf)
-        for key, value in {"reward/mean": float(rewards.mean()), **update}.items():
+        grouped = rewards.view(-1, group_size)  # (N, G)
+        zero_variance = float((grouped.amax(1) == grouped.amin(1)).float().mean())
+        for key, value in {"reward/mean": float(rewards.mean()), "reward/zero_variance_groups": zero_variance,
+                           **update}.items():
             log[-1].setdefault(key, value)
     return model, log

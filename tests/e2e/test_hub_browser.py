@@ -125,7 +125,8 @@ def hub():
         plan.gradebook = pg.url
         passwords = hubsetup.prepare(plan)
         pg.allow_group(instructor)  # the instructor's own group: formgrader reaches the gradebook, students do not
-        hubsetup.setup(plan)
+        settings = hubsetup.setup(plan)
+        assert settings["sandbox"] == "bubblewrap", settings["sandbox"]  # formgrader's autograde is sandboxed
         argv, env = hubsetup.hub_command(plan)
         log = open(folder / "state" / "jupyterhub.log", "w")
         proc = subprocess.Popen(argv, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT,

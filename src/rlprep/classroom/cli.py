@@ -178,10 +178,11 @@ def _hub(args) -> int:
                           f"labs: {', '.join(known)} (or all)")
     plan = hub.HubPlan(args.root.resolve(), repo, args.instructor, students, labs, args.ip, args.port,
                        gradebook=args.gradebook or None, proxy=args.proxy.resolve())
-    hub.setup(plan)
+    settings = hub.setup(plan)
     argv, env = hub.hub_command(plan)
     print(f"hub: http://{args.ip}:{args.port}/ (log in as {args.instructor} or {', '.join(students)}; passwords in "
-          f"{plan.state / 'credentials.txt'}); formgrader: /services/rlprep/formgrader; course: {plan.course_home}")
+          f"{plan.state / 'credentials.txt'}); formgrader: /services/rlprep/formgrader; course: {plan.course_home}; "
+          f"grading sandbox as {args.instructor}: {settings['sandbox']}")
     if args.setup_only:
         print("start it with: RLPREP_HUB_SETTINGS=" + env["RLPREP_HUB_SETTINGS"] + " " + " ".join(argv))
         return 0

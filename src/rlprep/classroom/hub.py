@@ -234,13 +234,16 @@ def _relocate(executable: Path, libdir: Path) -> None:
 
 # -- the course ---------------------------------------------------------------------------------------------------
 def write_jupyter_config(plan: HubPlan) -> Path:
-    """``ROOT/etc/jupyter``: nbgrader's course id and exchange, formgrader's frame header (every server reads it)."""
+    """``ROOT/etc/jupyter``: nbgrader's course id and exchange, the owner-checked collect
+    (``rlprep.classroom.exchange_collect``), formgrader's frame header (every server reads it)."""
     etc = plan.root / "etc" / "jupyter"
     etc.mkdir(parents=True, exist_ok=True)
     (etc / "nbgrader_config.py").write_text(
         "c = get_config()  # noqa: F821\n"
         f"c.CourseDirectory.course_id = {COURSE!r}\n"
-        f"c.Exchange.root = {str(plan.exchange)!r}\n")
+        f"c.Exchange.root = {str(plan.exchange)!r}\n"
+        "# a hand-in under another student's name (a folder in inbound/ owned by someone else) is not collected\n"
+        "c.ExchangeFactory.collect = 'rlprep.classroom.exchange_collect.OwnerCheckedCollect'\n")
     (etc / "jupyter_server_config.py").write_text(SERVER_CONFIG)
     return etc
 
@@ -320,6 +323,15 @@ def write_service_config(plan: HubPlan) -> Path:
     return config
 
 
+def instructor_sandbox(plan: HubPlan, python: Path) -> str:
+    """The grading sandbox formgrader's autograde gets, probed as the instructor with the service's environment:
+    ``"bubblewrap"``, else ``"none: <why>"`` (e.g. no unprivileged user namespaces for that account)."""
+    done = _run([str(python), "-c", "from rlprep.grading.sandbox import probe; print(probe())"],
+                user=plan.instructor, cwd=plan.course_home / "autograder", env=user_env(plan, python, plan.instructor),
+                timeout=300)
+    return done.stdout.strip().splitlines()[-1]
+
+
 # -- the whole hub ----------------------------------------------------------------------------------------------
 def prepare(plan: HubPlan) -> dict[str, str]:
     """The host checked, ``ROOT`` (0755) and ``ROOT/state`` (0700) made, the accounts made: {account: password}.
@@ -344,7 +356,7 @@ def setup(plan: HubPlan) -> dict:
                 "course": COURSE, "python": str(python), "course_home": str(plan.course_home),
                 "jupyter_config": str(plan.root / "etc" / "jupyter"),
                 "service_config": str(write_service_config(plan)),
-                "service_env": user_env(plan, python, plan.instructor)}
+                "service_env": user_env(plan, python, plan.instructor), "sandbox": instructor_sandbox(plan, python)}
     _private(plan.state / "hub.json", json.dumps(settings, indent=1))  # a gradebook URL may hold a password
     return settings
 

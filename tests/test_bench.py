@@ -112,6 +112,24 @@ def test_classroom_section_renders_rates_and_a_grade_that_differs():
     assert "| 1 | 6.0 | 40.0 | yes |" in md and "| 2 | 9.6 | 25.0 | NO: s03 lab01_gae |" in md
 
 
+def test_classroom_section_says_what_the_rate_means_for_a_course():
+    section = {"students": 12, "lab": "lab01_gae", "sandbox": "bubblewrap", "gradebook": "SQLite",
+               "serial": {"per_minute": 30.0, "seconds": 24.0, "mismatches": []}, "cpu_count": 2,
+               "loadavg_1m": [5.04, 6.5],
+               "jobs": {"1": {"seconds": 20.0, "graded": 12, "per_minute": 36.0, "identical_to_serial": True,
+                              "differ": []},
+                        "2": {"seconds": 16.0, "graded": 12, "per_minute": 45.0, "identical_to_serial": True,
+                              "differ": []}}}
+    report = {"command": "python -m rlprep bench --only classroom", "profile": "smoke", "wall_s": 1.0, "notes": [],
+              "machine": {"date_utc": "2026-12-06 00:10 UTC", "cpu_count": 2, "cpu": "x86_64", "device": "cpu",
+                          "torch": "2"}, "sections": {"classroom": section}}
+    md = " ".join(bench_report.render_markdown(report).split())
+    assert "on 2 cores with a 1-minute load average of 5.0 at the start and 6.5 at the end" in md
+    assert "at best 45.0 submissions/minute (2 process(es)), so 200 students x 9 labs (1,800 submissions) would " \
+           "take 40 minutes" in md
+    assert "this figure does not claim the target" in md
+
+
 def test_bench_help_names_the_classroom_section():
     import argparse
 

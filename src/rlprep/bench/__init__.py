@@ -60,8 +60,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", default=None,
                         help=f"comma-separated sections to run, from {','.join(SECTIONS)} (default: all); "
                              "classroom: submissions/minute of `rlprep classroom autograde` with 1 and 2 processes "
-                             "on 4 simulated students x lab01_gae (2 with --quick), grades checked against the "
+                             "on --classroom-students simulated students x lab01_gae, grades checked against the "
                              "serial run's; with --gpu also labs, without classroom")
+    parser.add_argument("--classroom-students", type=int, default=None,
+                        help="classroom section: simulated students (default 12; 2 with --quick): enough that the "
+                             "second process's start-up is a small part of the time")
     parser.add_argument("--profile", default=None,
                         help="model profile for the CPU half (default: smoke; the target section uses cpu unless "
                              "--quick)")
@@ -113,7 +116,8 @@ def run(args) -> int:
                                                         plan.target_points, eval_every=plan.target_eval_every,
                                                         sft_steps=plan.target_sft_steps, seeds=plan.target_seeds))
     schedule.run("grading", lambda: bench_grading(root))
-    schedule.run("classroom", lambda: bench_classroom(students=2 if plan.quick else 4))
+    students = getattr(args, "classroom_students", None) or (2 if plan.quick else 12)
+    schedule.run("classroom", lambda: bench_classroom(students=students))
     schedule.run("interview", lambda: bench_interview_scoring(root, llm_judge=getattr(args, "llm_judge", False)))
     schedule.run("first_plot", lambda: bench_first_plot(root, "smoke"))
     schedule.run("tests", lambda: make_test_time(root), budgeted=False)

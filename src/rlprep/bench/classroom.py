@@ -9,6 +9,7 @@ one. The time counted is autograde + feedback (what scales with a class), as in 
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -19,7 +20,8 @@ COLUMNS = ("raw_score", "late_submission_penalty", "score", "max_score")
 
 
 def bench_classroom(students: int = 4, lab: str = "lab01_gae", jobs: tuple[int, ...] = (1, 2)) -> dict:
-    """``{"students", "lab", "serial", "jobs": {n: {"seconds", "per_minute", "identical_to_serial", ...}}}``."""
+    """``{"students", "lab", "serial", "jobs": {n: {"seconds", "per_minute", "identical_to_serial", ...}},
+    "cpu_count", "loadavg_1m": [at the start, at the end]}``."""
     if not machine.have("nbgrader"):
         return {"skipped": "nbgrader is not installed"}
     from rlprep.classroom.autograde import autograde_lab
@@ -27,6 +29,7 @@ def bench_classroom(students: int = 4, lab: str = "lab01_gae", jobs: tuple[int, 
     from rlprep.classroom.simulate import read_grades, simulate
     from rlprep.grading import sandbox
 
+    load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="rlprep-bench-classroom-") as tmp:
         out = Path(tmp) / "run"
         t0 = time.perf_counter()
@@ -44,6 +47,8 @@ def bench_classroom(students: int = 4, lab: str = "lab01_gae", jobs: tuple[int, 
             result["jobs"][str(n)] = {"seconds": run.seconds, "graded": len(run.graded),
                                       "per_minute": 60.0 * len(run.graded) / max(run.seconds, 1e-9),
                                       "identical_to_serial": not differ and not run.refused, "differ": differ}
+    result["cpu_count"] = len(os.sched_getaffinity(0))
+    result["loadavg_1m"] = [load_start, os.getloadavg()[0]]
     return result
 
 

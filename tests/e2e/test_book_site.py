@@ -73,6 +73,8 @@ def visit(site, browser):
 
         page.route("**/*", route)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        # A request the site itself cannot answer (issue 38: every page asked for /thebe-core.min.js, a 404).
+        page.on("response", lambda r: errors.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None)
         page.goto(site + path)
         page.wait_for_load_state("networkidle")
         pages.append(page)

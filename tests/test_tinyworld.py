@@ -204,6 +204,24 @@ def private_cache(tmp_path, monkeypatch):
     return dataclasses.replace(get_profile("smoke"), sft_steps=3)  # a 3-step "smoke" profile: seconds
 
 
+def test_a_build_gives_the_same_weights_whatever_the_thread_count(private_cache, tmp_path, monkeypatch):
+    """The torch thread count changes the order of float sums, and SFT amplifies the last bits into a different
+    policy (CI's smoke arithmetic start tied 84% of its level-2 groups at T = 0.5 built with one thread, 25% with
+    two): a build pins its own count and gives the caller's back."""
+    before = torch.get_num_threads()
+    hashes = []
+    try:
+        for threads in (1, 2):
+            monkeypatch.setenv("RLPREP_CACHE", str(tmp_path / f"cache-{threads}"))
+            torch.set_num_threads(threads)
+            path = checkpoints.ensure_checkpoint("arithmetic", private_cache, progress=False)
+            assert torch.get_num_threads() == threads
+            hashes.append(checkpoints.read_manifest(path)["sha256"])
+    finally:
+        torch.set_num_threads(before)
+    assert hashes[0] == hashes[1]
+
+
 def test_corrupted_checkpoint_is_detected_and_rebuilt(private_cache):
     path = checkpoints.ensure_checkpoint("arithmetic", private_cache, progress=False)
     good_hash = checkpoints.read_manifest(path)["sha256"]

@@ -34,6 +34,12 @@ VERSION = 1
 """Bump when the tokenizer, the model config, the tasks' SFT data or the SFT recipe change."""
 WEIGHTS = "model.safetensors"
 MANIFEST = "manifest.json"
+BUILD_THREADS = 1
+"""Torch threads of every build, whatever the caller's count: the thread count changes the order of float sums,
+and SFT amplifies the last bits into a different policy (the smoke arithmetic start tied 84% of its level-2 groups
+at T = 0.5 built with one thread, 25% with two), so the tests, the notebooks and the records would otherwise see
+another warm start on every machine. One, because the course's models are tiny and a second thread costs more than
+it gains on a shared 2-core machine (rlprep.lab_env). A different CPU instruction set can still change the bits."""
 
 
 @contextlib.contextmanager
@@ -135,19 +141,24 @@ def build_checkpoint(task_name: str, profile: Profile, seed: int = 0, steps: int
     tokenizer = build_tokenizer()
     model = build_model(profile, tokenizer, seed=seed).to(profile.device)
     config = sft_config(task, profile, seed, steps=steps, stop_after=stop_after)
+    callers_threads = torch.get_num_threads()
+    torch.set_num_threads(BUILD_THREADS)
     start, cpu_start = time.perf_counter(), time.process_time()
     bar = tqdm(total=config.stop_after or config.steps, desc=f"SFT {task_name} ({profile.name})", unit="step",
                disable=not progress, file=sys.stderr, leave=False)
-    metrics = train_sft(model, tokenizer, task, config,
-                        on_step=lambda step, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")),
-                        stop_when=None if stop_when is None else (lambda step: stop_when(step, model)))
-    bar.close()
-    metrics["time/sft_s"] = round(time.perf_counter() - start, 2)
-    # CPU seconds this process used: close to the wall time on an idle core when OMP_NUM_THREADS=1,
-    # and unaffected by other users of a shared machine (wall time is not).
-    metrics["time/sft_cpu_s"] = round(time.process_time() - cpu_start, 2)
-    with torch.no_grad():
-        metrics.update(task.evaluate(model, tokenizer, seed=seed))
+    try:
+        metrics = train_sft(model, tokenizer, task, config,
+                            on_step=lambda step, loss: (bar.update(1), bar.set_postfix(loss=f"{loss:.3f}")),
+                            stop_when=None if stop_when is None else (lambda step: stop_when(step, model)))
+        bar.close()
+        metrics["time/sft_s"] = round(time.perf_counter() - start, 2)
+        # CPU seconds this process used: close to the wall time on an idle core (one thread, BUILD_THREADS),
+        # and unaffected by other users of a shared machine (wall time is not).
+        metrics["time/sft_cpu_s"] = round(time.process_time() - cpu_start, 2)
+        with torch.no_grad():
+            metrics.update(task.evaluate(model, tokenizer, seed=seed))
+    finally:
+        torch.set_num_threads(callers_threads)
     metrics["time/total_s"] = round(time.perf_counter() - start, 2)
 
     target = checkpoint_dir(task_name, profile, seed, variant)

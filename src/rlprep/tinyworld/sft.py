@@ -3,7 +3,8 @@
 Loss: token-level cross-entropy on the action tokens only (the answer and its eos; in multi-turn transcripts
 every action and its eos), never on the prompt or the environment's observations. AdamW with linear warmup
 then cosine decay to 10% of the peak. Deterministic for a seed on the CPU: the data come from a
-``random.Random(seed)`` and the initial weights from ``torch.manual_seed(seed)``.
+``random.Random(seed)`` and the initial weights from ``torch.manual_seed(seed)``, for a fixed torch thread count and
+CPU instruction set (both change the order of float sums; ``checkpoints.build_checkpoint`` pins the thread count).
 """
 
 from __future__ import annotations

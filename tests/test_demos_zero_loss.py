@@ -45,12 +45,17 @@ def test_a_sharper_policy_ties_its_groups():
 
 def test_the_accuracy_column_tells_saturation_from_collapse():
     """W11's "became 0" evidence: the same tie signature from the trained additions (accuracy near 1, saturation) and
-    from level-3 prompts the policy half fails (ties with accuracy well below 1, the collapse signature)."""
+    from level-3 prompts the policy half fails (ties with accuracy well below 1, the collapse signature).
+
+    The cold end is T = 0.05, where the ties are near 1 on both levels: at T = 0.5 the smoke start ties 81-91% of
+    its level-2 groups depending on the machine's float rounding (measured on one-thread builds for AVX-512, AVX2 and
+    no vector unit), so a 90% bar there tested the build, not the claim."""
     from rlprep.tinyworld import get_task, load_policy
 
     policy, tokenizer = load_policy("arithmetic", "smoke")
     task = get_task("arithmetic")
     for level, accuracy_ok in ((2, lambda a: a >= 0.9), (3, lambda a: a <= 0.7)):
-        hot, cold = zero_std_by_temperature(policy, tokenizer, task, temperatures=(2.0, 0.5), pool_size=32, level=level)
+        hot, cold = zero_std_by_temperature(policy, tokenizer, task, temperatures=(2.0, 0.05), pool_size=32,
+                                            level=level)
         assert hot["frac_zero_std_groups"] < cold["frac_zero_std_groups"] and cold["frac_zero_std_groups"] >= 0.9, level
         assert accuracy_ok(cold["accuracy"]), (level, cold)

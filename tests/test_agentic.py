@@ -161,7 +161,10 @@ def test_config_rejects_bad_values():
 
 
 def test_seeded_short_run_improves_success_on_its_training_target():
-    """'It actually improved': 6 steps on one hidden number raise the sampled success rate and cut the turns."""
+    """'It actually improved': 6 steps on one hidden number raise the sampled success rate and cut the turns.
+
+    At lr 3e-4 the success on the target rose by 0.40-0.64 on four smoke starts (one- and two-thread builds, AVX2 and
+    no vector unit); at 1e-3 the steps overshoot and the same run fell from 0.25 to 0 on one start (CI's)."""
     import numpy as np
 
     from rlprep.agentic.episodes import play
@@ -175,7 +178,7 @@ def test_seeded_short_run_improves_success_on_its_training_target():
         return np.mean([e.success for e in episodes]), np.mean([e.n_turns for e in episodes])
 
     success_before, turns_before = score(model)
-    config = AgenticConfig(steps=6, targets_per_step=1, group_size=16, lr=1e-3, target_seeds=(1,), seed=0)
+    config = AgenticConfig(steps=6, targets_per_step=1, group_size=16, lr=3e-4, target_seeds=(1,), seed=0)
     trained, history = train(config, model, tokenizer)
     success_after, turns_after = score(trained)
     assert len(history) == 6 and all(np.isfinite(row["loss/policy"]) for row in history)

@@ -81,3 +81,14 @@ def test_hub_config_keeps_state_private_and_formgrader_to_graders(tmp_path, monk
     (service,) = c.JupyterHub.services
     assert service["user"] == "teach" and service["cwd"] == "/home/teach/rlprep/autograder"
     assert c.Authenticator.admin_users == {"teach"} and os.path.basename(c.Spawner.cmd[0]) == "python"
+
+
+@pytest.mark.parametrize("args, problem", [
+    (["--students", "ann,-r"], "'-r' is not a unix account name"),
+    (["--students", "instructor"], "none the instructor"),
+])
+def test_account_names_are_checked_before_anything_is_made(args, problem, capsys):
+    from rlprep.cli import main
+
+    assert main(["classroom", "hub", *args]) == 2
+    assert problem in capsys.readouterr().err

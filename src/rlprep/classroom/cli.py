@@ -58,7 +58,8 @@ def configure(parser) -> None:
                      help="configurable-http-proxy (make hub installs it there with npm)")
     hub.add_argument("--setup-only", action="store_true", help="set everything up, print how to start, exit")
     hub.add_argument("--remove-accounts", action="store_true",
-                     help="delete the accounts (and homes) named by --instructor and --students, then exit")
+                     help="delete those accounts named by --instructor and --students that make hub made (and "
+                          "their homes), then exit")
     _gradebook_options(hub)
 
 
@@ -164,6 +165,13 @@ def _hub(args) -> int:
 
     repo = course_root()
     students = [x.strip() for x in args.students.split(",") if x.strip()]
+    for name in (args.instructor, *students):
+        if not hub.ACCOUNT.fullmatch(name):
+            raise RlprepError(f"{name!r} is not a unix account name make hub creates",
+                              "use 1-32 lowercase letters, digits, '_' or '-', starting with a letter or '_'")
+    if not students or len({args.instructor, *students}) != 1 + len(students):
+        raise RlprepError("--students must name at least one student, each once, none the instructor",
+                          "e.g. --instructor teacher --students ann,bob")
     if args.remove_accounts:
         plan = hub.HubPlan(args.root.resolve(), repo, args.instructor, students)
         removed = hub.remove_accounts(plan, plan.users)

@@ -3,17 +3,18 @@
 What :func:`setup` does, as root (the layout of nbgrader's ``demos/demo_one_class_multiple_graders``, with one
 instructor who is also the grader):
 
-- unix accounts for one instructor and a few students (``useradd``; a random password each, written to
-  ``ROOT/state/credentials.txt``, mode 0600 in a 0700 folder; homes 0700), and the JupyterHub groups ``nbgrader-rlprep`` (everyone in the
-  course) and ``formgrade-rlprep`` (who may open formgrader) with the roles nbgrader's demos give them;
+- unix accounts for one instructor and a few students (``useradd``; homes 0700; a random password each, written
+  to ``ROOT/state/credentials.txt``, mode 0600 in a 0700 folder; an existing account not made here is refused),
+  and the JupyterHub groups ``nbgrader-rlprep`` (everyone in the course) and ``formgrade-rlprep`` (who may open
+  formgrader) with the roles nbgrader's demos give them;
 - nbgrader's exchange (``/usr/local/share/nbgrader/exchange``: ``ugo+rwx`` as nbgrader's demos, plus the sticky
-  bit);
+  bit), collected with :class:`rlprep.classroom.exchange_collect.OwnerCheckedCollect`;
 - the course in the instructor's home (``~/rlprep``, mode 0700): ``solutions/`` (the nbgrader source) and
   ``autograder/nbgrader_config.py`` (the sandboxed grader and the sanitiser of every page that shows a submission),
   the labs generated and released to the exchange as the instructor (``nbgrader generate_assignment`` and
   ``release_assignment``);
-- the Jupyter configuration of every server the hub starts (``ROOT/etc/jupyter``: the course id and exchange for
-  nbgrader, formgrader's frame headers), learner mode in each student's ``~/.jupyter`` (no formgrader, no
+- the Jupyter configuration of every server the hub starts (``ROOT/etc/jupyter``: the course id, exchange and
+  collect for nbgrader, formgrader's frame headers), learner mode in each student's ``~/.jupyter`` (no formgrader, no
   create-assignment, no validate button: ``rlprep.grading.learner_mode``);
 - formgrader as a hub-managed service named after the course, running as the instructor in the course's
   ``autograder/`` folder, so it reads the course's ``nbgrader_config.py`` (``RLPREP_GRADEBOOK_URL`` passed on);
@@ -22,8 +23,8 @@ instructor who is also the grader):
   Python under ``/root``, as on the machine this was built on) and whose ``site-packages`` is the course venv's.
 
 :func:`hub_command` is the ``jupyterhub`` command line; the hub's configuration is ``hub/jupyterhub_config.py``
-(read with ``ROOT/state/hub.json``), the proxy is ``configurable-http-proxy`` from npm, installed by ``make hub`` under
-``build/hub-npm``.
+(read with ``ROOT/state/hub.json``), the proxy is ``configurable-http-proxy`` from npm, installed by ``make hub``
+under ``build/hub-npm`` (``hub/package-lock.json``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import subprocess
@@ -41,8 +43,8 @@ from pathlib import Path
 from rlprep.errors import RlprepError
 
 COURSE = "rlprep"
+ACCOUNT = re.compile(r"[a-z_][a-z0-9_-]{0,31}")  # what Debian's useradd accepts by default, minus a final $
 EXCHANGE = Path("/usr/local/share/nbgrader/exchange")
-CHP_VERSION = "5.3.0"
 # The frame header nbgrader's demos set, so JupyterLab can show formgrader (issue #1870).
 SERVER_CONFIG = ('c = get_config()  # noqa: F821\nc.ServerApp.tornado_settings = {"headers": '
                  '{"Content-Security-Policy": "frame-ancestors \'self\'"}}\n')
@@ -113,7 +115,7 @@ def check_host(plan: HubPlan) -> None:
                           "apt-get install nodejs npm (make hub does it as root)")
     if plan.proxy is None or not plan.proxy.is_file():
         raise RlprepError(f"no configurable-http-proxy at {plan.proxy}",
-                          f"npm install --prefix build/hub-npm configurable-http-proxy@{CHP_VERSION} (make hub does it)")
+                          "make hub (it runs npm ci with hub/package-lock.json into build/hub-npm)")
     try:
         import jupyterhub  # noqa: F401
     except ImportError:

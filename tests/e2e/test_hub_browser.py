@@ -7,7 +7,8 @@ server as the gradebook (its socket reachable by the instructor's group only). S
 
 In the browser:
 - each student logs in (JupyterHub's login form, PAM), opens Nbgrader > Assignment List, fetches lab 1 (Fetch), and
-  after answering clicks Submit;
+  after answering clicks Submit; a student's browser gets no answer from another student's server and JupyterHub's
+  403 page for formgrader;
 - the instructor logs in, opens formgrader (the hub service ``/services/rlprep/formgrader``), collects lab 1,
   autogrades each submission (Manage Submissions), generates and releases feedback;
 - each student fetches feedback (Fetch Feedback), follows "(view feedback)", and the feedback page shows that
@@ -17,7 +18,8 @@ Not through the UI: the answers are written into each student's fetched notebook
 that student's logged-in page (the same PUT JupyterLab's save sends; typing three notebooks' code into cells is
 slow and flaky on 2 cores). The answers are the simulated class's (``rlprep.classroom.students``): the reference
 (right), a catalogued bug (wrong) and the ``sabotage`` hand-in (reads the hidden tests and the gradebook, plants a
-file in the course folder, rebinds the tests' helper). The grades are read back from PostgreSQL with nbgrader's
+file in the course folder, rebinds the tests' helper). The sabotaging student also plants a hand-in under the first
+student's name in ``inbound/`` with ``runuser`` (a terminal's work); collect must skip it. The grades are read back from PostgreSQL with nbgrader's
 ``Gradebook`` and compared with the grades the tests give those answers in this process
 (``students.expected_grade``); unix permissions (homes, the exchange's feedback folder, another student's server)
 are checked with ``runuser`` and plain HTTP. The accounts, their homes and the server are removed at the end.
@@ -36,6 +38,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -236,15 +239,18 @@ def _answer(page, hub, user: str, kind: str) -> None:
     assert put["status"] in (200, 201), put
 
 
-def _formgrader_click(page, selector: str, success: str, timeout: int = 5 * MINUTE) -> None:
-    """Click one of formgrader's action links and wait for its success dialog (an error dialog fails the test)."""
+def _formgrader_click(page, selector: str, success: str, timeout: int = 5 * MINUTE) -> str:
+    """Click one of formgrader's action links and wait for its success dialog (an error dialog fails the test);
+    returns the dialog's text (nbgrader's log of the action)."""
     page.click(selector)
     page.wait_for_selector("#success-modal, #error-modal", state="visible", timeout=timeout)
     if page.locator("#error-modal").count():
         raise AssertionError(page.locator("#error-modal").inner_text())
-    assert success in page.locator("#success-modal").inner_text()
+    text = page.locator("#success-modal").inner_text()
+    assert success in text
     page.click("#success-modal button.close")
     page.wait_for_selector("#success-modal", state="detached", timeout=MINUTE)
+    return text
 
 
 def _shot(page, name: str) -> None:
@@ -278,10 +284,24 @@ def test_a_class_on_the_hub(hub, browser):
         assert LAB in _rows(page, "submitted").first.inner_text()
         _shot(page, f"{kind}-submitted")
 
+    # A student with a terminal hands in under another student's name: a later folder in inbound/ holding the
+    # forger's own notebook. Formgrader's collect must leave it out (the victim's grade is checked below).
+    first, second, forger = list(hub.students)
+    victim = first
+    stamp = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    inbound = hub.plan.exchange / "rlprep" / "inbound"
+    forged = inbound / f"{victim}+{LAB}+{stamp}+forged"
+    home = pwd.getpwnam(forger).pw_dir
+    subprocess.run(["runuser", "-u", forger, "--", "sh", "-c", f'mkdir "{forged}" && cp {home}/{LAB}/{LAB}.ipynb '
+                    f'"{forged}/" && printf "%s" "{stamp}" > "{forged}/timestamp.txt"'], check=True)
+    assert (forged / f"{LAB}.ipynb").is_file()
+
     # A student's browser cannot reach another student's server.
-    first, second = list(hub.students)[:2]
     other = _api(pages[first], "GET", f"{hub.base}/user/{second}/api/contents")
     assert other["status"] in (403, 404) or second not in other["text"], other
+    # Nor formgrader: the service is for the formgrade-rlprep group.
+    denied = pages[first].goto(f"{hub.base}/services/rlprep/formgrader")
+    assert denied.status == 403 and "You do not have permission" in pages[first].inner_text("body")
 
     # The instructor: formgrader (a hub service) collects, autogrades, generates and releases feedback.
     grader = _login(browser, hub, hub.instructor)
@@ -291,7 +311,8 @@ def test_a_class_on_the_hub(hub, browser):
     row = f'tr:has(td.name:has-text("{LAB}"))'
     grader.wait_for_selector(f"{row} td.collect a", timeout=2 * MINUTE)
     _shot(grader, "formgrader-assignments")
-    _formgrader_click(grader, f"{row} td.collect a", "Successfully collected")
+    log = _formgrader_click(grader, f"{row} td.collect a", "Successfully collected")
+    assert f"but belongs to {forger} (a hand-in under another student's name)" in log, log  # skipped, with a reason
     grader.goto(f"{formgrader}/manage_submissions/{LAB}")
     for user in hub.students:
         grader.wait_for_selector(f'tr:has(td.student-id:has-text("{user}")) td.autograde a', timeout=MINUTE)
@@ -323,8 +344,7 @@ def test_a_class_on_the_hub(hub, browser):
     # Each student fetches feedback and sees their own, and nothing of anyone else's.
     for user, kind in hub.students.items():
         page = pages[user]
-        page.reload()
-        page.wait_for_selector("#jp-main-dock-panel", timeout=2 * MINUTE)
+        _open_lab(page, hub, user)
         _assignment_list(page)
         submitted = _rows(page, "submitted").first
         submitted.locator('.item_status button:text("Fetch Feedback")').click()

@@ -120,7 +120,7 @@ $(HUB_STAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install --quiet -e ".[course,hub]"
 	@touch $(HUB_STAMP)
 
-$(CHP): hub/package.json hub/package-lock.json
+$(CHP): hub/package.json hub/package-lock.json | node
 	@mkdir -p build/hub-npm
 	cp hub/package.json hub/package-lock.json build/hub-npm/
 	cd build/hub-npm && npm ci --no-audit --no-fund --loglevel=error

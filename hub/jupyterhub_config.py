@@ -36,7 +36,8 @@ c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{s['port'] + 1}"
 c.JupyterHub.authenticator_class = "pam"
 c.PAMAuthenticator.open_sessions = False  # no login session per server (containers have no systemd-logind)
 c.Authenticator.allowed_users = set(users)
-c.Authenticator.admin_users = {instructor}
+# No hub admin: an admin may open every student's server (and run code there as that student); formgrader needs
+# only the formgrade-rlprep role below. Add one with c.Authenticator.admin_users = {...} if you want the admin page.
 
 # nbgrader's groups: everyone in the course, and who grades.
 c.JupyterHub.load_groups = {f"nbgrader-{course}": {"users": users},

@@ -306,6 +306,9 @@ def test_a_class_on_the_hub(hub, browser):
     # The instructor: formgrader (a hub service) collects, autogrades, generates and releases feedback.
     grader = _login(browser, hub, hub.instructor)
     grader.wait_for_url(f"**/user/{hub.instructor}/**", timeout=4 * MINUTE)
+    # The instructor is no hub admin: their browser cannot open a student's server either.
+    peek = _api(grader, "GET", f"{hub.base}/user/{first}/api/contents/{LAB}")
+    assert peek["status"] in (403, 404) or "hand-in of" not in peek["text"], peek
     formgrader = f"{hub.base}/services/rlprep/formgrader"
     grader.goto(formgrader)
     row = f'tr:has(td.name:has-text("{LAB}"))'

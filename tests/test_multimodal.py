@@ -146,11 +146,11 @@ def test_grpo_logs_zero_variance_groups_whose_gradient_is_exactly_zero():
 
     _, log = grpo_train(make_qa(1000, 0, typical_prob=0.85), steps=60, eval_data=make_qa(400, 1, typical_prob=0.25))
     rows = [r for r in log if "reward/mean" in r]
-    assert all(0.0 <= r["reward/zero_variance_groups"] <= 1.0 for r in rows)
-    assert rows[0]["reward/zero_variance_groups"] < 0.5  # a random init explores: most groups mix right and wrong
+    assert all(0.0 <= r["stats/frac_zero_std_groups"] <= 1.0 for r in rows)
+    assert rows[0]["stats/frac_zero_std_groups"] < 0.5  # a random init explores: most groups mix right and wrong
     last = rows[-1]
-    assert (last["reward/zero_variance_groups"] == 1.0) == (last["stats/grad_norm"] == 0.0)
-    assert last["reward/zero_variance_groups"] == 1.0 and last["stats/grad_norm"] == 0.0
+    assert (last["stats/frac_zero_std_groups"] == 1.0) == (last["stats/grad_norm"] == 0.0)
+    assert last["stats/frac_zero_std_groups"] == 1.0 and last["stats/grad_norm"] == 0.0
 
 
 def test_attention_pooling_weights_are_a_distribution_over_existing_images():

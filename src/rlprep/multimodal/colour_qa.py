@@ -157,7 +157,7 @@ def grpo_train(prompts: QABatch, steps: int = 150, group_size: int = 8, prompts_
 
     The :class:`~rlprep.live.History` has a row every ``steps // 10`` steps and at the end: ``step``,
     ``eval/accuracy`` and ``eval/counterfactual_accuracy`` (greedy, on ``eval_data`` when given, else on the
-    prompts), plus (except the last) ``reward/mean``, ``reward/zero_variance_groups`` (share of the step's groups
+    prompts), plus (except the last) ``reward/mean``, ``stats/frac_zero_std_groups`` (share of the step's groups
     whose G rewards are all equal: their advantages are exactly 0, so they add nothing to the gradient) and the
     update's stats (``stats/grad_norm``, ...) of the step taken from there.
     """
@@ -191,7 +191,7 @@ def grpo_train(prompts: QABatch, steps: int = 150, group_size: int = 8, prompts_
                              clip=pg_clip("grpo"), max_grad_norm=math.inf)
         grouped = rewards.view(-1, group_size)  # (N, G)
         zero_variance = float((grouped.amax(1) == grouped.amin(1)).float().mean())
-        for key, value in {"reward/mean": float(rewards.mean()), "reward/zero_variance_groups": zero_variance,
+        for key, value in {"reward/mean": float(rewards.mean()), "stats/frac_zero_std_groups": zero_variance,
                            **update}.items():
             log[-1].setdefault(key, value)
     return model, log

@@ -162,8 +162,9 @@ def test_start_page_explains_the_source_question_list():
     assert "W01–W33" in text and "G01–G19" in text
 
 
-# Measurement logistics (dates, load averages, shared machines) belong in one "## Reproducibility" note per notebook,
-# not in the answers (issue #17; docs/authoring-notebooks.md).
+# Measurement logistics (dates, load averages, shared machines) stay out of the answers (issue #17;
+# docs/authoring-notebooks.md). tests/test_notebook_reproducibility.py keeps them out of the "## Reproducibility" note
+# too: there a code cell prints them from the record that holds them.
 _LOGISTICS = re.compile(r"\b20\d\d-\d\d-\d\d\b|load average|load ≈|shared cores|cores shared|shared with other jobs",
                         re.IGNORECASE)
 

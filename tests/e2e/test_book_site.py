@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import shutil
 import threading
 from pathlib import Path
 
@@ -21,9 +20,6 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "book"
 SHOTS = ROOT / "build" / "e2e"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -41,17 +37,6 @@ def site():
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
 
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        pytest.fail("Chromium is not installed: install Debian's 'chromium' package (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -23,13 +23,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from chromium import CHROMIUM
+
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "e2e"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
 TOKEN = "rlprep-e2e"
 
 
@@ -90,15 +89,6 @@ def jupyter(tmp_path_factory):
         os.killpg(proc.pid, signal.SIGKILL)
     log.close()
 
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def _open(browser, url):

@@ -20,7 +20,8 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from test_browser import CHROMIUM, SHOTS, TOKEN, _code_cell, _free_port, _open, _run_cell, browser  # noqa: F401
+from chromium import CHROMIUM
+from test_browser import SHOTS, TOKEN, _code_cell, _free_port, _open, _run_cell
 
 pytestmark = pytest.mark.e2e
 
@@ -92,7 +93,7 @@ def lab(tmp_path_factory):
 
 
 @pytest.mark.parametrize("path", ["labs/lab01_gae/lab01_gae.ipynb", "notebooks/02_gae.ipynb"])
-def test_a_notebook_opens_clean(lab, browser, path):  # noqa: F811
+def test_a_notebook_opens_clean(lab, browser, path):
     page, errors = _open(browser, f"{lab.base}/lab/tree/{path}?token={TOKEN}")
     page.wait_for_timeout(3000)  # the kernel's info has arrived and been applied to the notebook's metadata
     dirty = page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty").count()
@@ -102,7 +103,7 @@ def test_a_notebook_opens_clean(lab, browser, path):  # noqa: F811
     page.close()
 
 
-def test_stopping_grade_yourself_prints_one_line(lab, browser):  # noqa: F811
+def test_stopping_grade_yourself_prints_one_line(lab, browser):
     from playwright.sync_api import expect
 
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -125,7 +126,7 @@ def test_stopping_grade_yourself_prints_one_line(lab, browser):  # noqa: F811
     page.close()
 
 
-def test_a_wrong_answer_gets_a_hint_that_names_it_first(lab, browser):  # noqa: F811
+def test_a_wrong_answer_gets_a_hint_that_names_it_first(lab, browser):
     from playwright.sync_api import expect
 
     page, errors = _open(browser, f"{lab.base}/lab/tree/labs/lab05_grpo/lab05_grpo.ipynb?token={TOKEN}")
@@ -143,7 +144,7 @@ def test_a_wrong_answer_gets_a_hint_that_names_it_first(lab, browser):  # noqa: 
     page.close()
 
 
-def test_the_start_pages_link_opens_readme_at_the_instructors_section(lab, browser):  # noqa: F811
+def test_the_start_pages_link_opens_readme_at_the_instructors_section(lab, browser):
     page, errors = _open(browser, f"{lab.base}/lab/tree/notebooks/00_start_here.ipynb?token={TOKEN}")
     link = page.locator(".jp-RenderedMarkdown a", has_text="the instructors' section of the README").first
     link.scroll_into_view_if_needed()

@@ -44,13 +44,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from chromium import CHROMIUM
+
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "e2e"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
 PROXY = ROOT / "build" / "hub-npm" / "node_modules" / ".bin" / "configurable-http-proxy"
 LAB = "lab01_gae"
 KINDS = ("reference", "bug", "sabotage")  # right, wrong, a known sabotage: one student each
@@ -164,15 +163,6 @@ def hub():
             shutil.copy(folder / "state" / "jupyterhub.log", SHOTS / "hub-jupyterhub.log")
         shutil.rmtree(folder, ignore_errors=True)
 
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def _login(browser, hub, user: str):

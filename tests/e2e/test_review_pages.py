@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -28,14 +27,13 @@ from types import SimpleNamespace
 
 import pytest
 
+from chromium import CHROMIUM
 from hostile_html import LAB, MARK, STUDENT, review, submission_id
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "e2e"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 TOKEN = "rlprep-e2e-review"
 
 # What the learner's cells hold that could run, navigate or submit, read from the live DOM.
@@ -124,15 +122,6 @@ def feedback_server(course):
     server.shutdown()
     server.server_close()
 
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def _visit(browser, url: str, shot: str) -> SimpleNamespace:

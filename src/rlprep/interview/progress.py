@@ -1,4 +1,5 @@
-"""``rlprep progress``: per-topic mastery from the mock interviews and lab scores from ``rlprep grade``.
+"""``rlprep progress``: per-topic mastery from the mock interviews, lab scores from ``rlprep grade`` and, once there
+are any, the coding rounds of ``rlprep mock --coding`` (``rlprep.coding.progress``).
 
 Mastery of a topic is the mean, over the bank's questions with that topic, of each question's latest mastery
 (the mean of key-point coverage and self-rating; a question never answered counts 0).
@@ -46,7 +47,7 @@ def _bar(fraction: float, width: int = 10) -> str:
 
 
 def progress_text(history: AnswerHistory, bank: dict[str, Question], now: float | None = None) -> str:
-    """The terminal table: per-topic mastery, then lab scores."""
+    """The terminal table: per-topic mastery, then lab scores, then the coding rounds (when any were recorded)."""
     lines = ["Mock-interview mastery per topic (coverage and self-rating of each question's latest answer):",
              f"  {'topic':<20} {'seen':>7}  {'mastery':>7}  {'':10}  {'due':>3}"]
     rows = topic_mastery(history, bank, now)
@@ -66,6 +67,9 @@ def progress_text(history: AnswerHistory, bank: dict[str, Question], now: float 
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g["graded_at"]))
             lines.append(f"  {lab:<24} {g['latest']:>4g}/{g['max_score']:<4g} {g['best']:>4g}/{g['max_score']:<4g}"
                          f" {g['runs']:>5}  {when:<16}  {graded_file(lab, g['notebook'])}")
+    from rlprep.coding.progress import coding_lines
+
+    lines += coding_lines(history.path, now)
     lines.append(f"\n(history: {history.path})")
     return "\n".join(lines)
 
@@ -133,8 +137,9 @@ def _say(ax, text: str) -> None:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Show per-topic mastery from your mock interviews and your lab scores from `rlprep grade` "
-                          "(history in $RLPREP_HOME, else the user data dir). In a notebook: "
+    parser.description = ("Show per-topic mastery from your mock interviews, your lab scores from `rlprep grade` "
+                          "and your coding rounds from `rlprep mock --coding` (history in $RLPREP_HOME, else the "
+                          "user data dir). In a notebook: "
                           "from rlprep.interview import plot_progress; plot_progress().")
 
 

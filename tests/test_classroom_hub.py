@@ -94,3 +94,70 @@ def test_account_names_are_checked_before_anything_is_made(args, problem, capsys
 
     assert main(["classroom", "hub", *args]) == 2
     assert problem in capsys.readouterr().err
+
+
+def _setup_without_accounts(tmp_path, monkeypatch, **kw) -> tuple[hub.HubPlan, str]:
+    """``hub.setup`` on a course in ``tmp_path``: every step that needs root or accounts stubbed, the gradebook step
+    real, its commands run as this user (not ``runuser``). Returns the plan and the course's gradebook URL."""
+    import pwd
+    import shutil
+    import sys
+
+    course = tmp_path / "course"
+    (course / "autograder").mkdir(parents=True)
+    shutil.copy(ROOT / "autograder" / "nbgrader_config.py", course / "autograder" / "nbgrader_config.py")
+    plan = _plan(tmp_path, instructor=pwd.getpwuid(os.getuid()).pw_name, **kw)
+    monkeypatch.setattr(hub.HubPlan, "course_home", property(lambda self: course))
+    real_run = hub._run
+    monkeypatch.setattr(hub, "_run", lambda argv, user=None, **k: real_run(argv, **k))
+    for step in ("prepare", "write_jupyter_config", "write_user_config", "set_up_course"):
+        monkeypatch.setattr(hub, step, lambda *a: None)
+    monkeypatch.setattr(hub, "user_python", lambda p: Path(sys.executable))
+    monkeypatch.setattr(hub, "write_service_config", lambda p: tmp_path / "fg")
+    monkeypatch.setattr(hub, "instructor_sandbox", lambda p, py: "bubblewrap")
+    return plan, f"sqlite:///{course / 'autograder' / 'gradebook.db'}"
+
+
+def _gradebook_students(url: str) -> list[tuple]:
+    from nbgrader.api import Gradebook
+
+    from rlprep.grading.release import tools_on_path
+
+    tools_on_path()  # nbgrader's Gradebook runs alembic from PATH
+    with Gradebook(url, "rlprep") as gb:
+        return sorted((s.id, s.first_name, s.last_name, s.email) for s in gb.students)
+
+
+def test_setup_puts_the_students_in_the_gradebook_once_with_no_none_names(tmp_path, monkeypatch):
+    plan, url = _setup_without_accounts(tmp_path, monkeypatch, students=["ann", "bob"])
+    hub.setup(plan)
+    want = [("ann", "", "", None), ("bob", "", "", None)]  # formgrader shows "None, None" for names left None
+    assert _gradebook_students(url) == want
+    hub.setup(plan)  # a second setup: no error, no second copy
+    assert _gradebook_students(url) == want
+
+
+def test_setup_takes_names_from_the_roster_and_a_later_setup_keeps_them(tmp_path, monkeypatch):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,first_name,last_name,email\nann,Ada,\"Lovelace, Countess\",ann@example.edu\n")
+    plan, url = _setup_without_accounts(tmp_path, monkeypatch, students=["ann", "bob"], roster=roster)
+    hub.setup(plan)
+    want = [("ann", "Ada", "Lovelace, Countess", "ann@example.edu"), ("bob", "", "", None)]
+    assert _gradebook_students(url) == want
+    plan.roster = None  # setup again without the roster: the names already there stay
+    hub.setup(plan)
+    assert _gradebook_students(url) == want
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("id,first_name,last_name,email\neve,Eve,,\n", "lists 'eve' but the student accounts are ann, bob"),
+    ("id,first_name,last_name,email\nann,A,,\nann,B,,\n", "lists 'ann' twice"),
+    ("id,name\nann,Ada\n", "has the columns id,name"),
+])
+def test_a_bad_roster_is_refused_before_anything_is_made(tmp_path, monkeypatch, text, problem):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(text)
+    plan, _ = _setup_without_accounts(tmp_path, monkeypatch, students=["ann", "bob"], roster=roster)
+    monkeypatch.setattr(hub, "prepare", lambda p: pytest.fail("accounts were made"))
+    with pytest.raises(RlprepError, match=problem):
+        hub.setup(plan)

@@ -56,6 +56,9 @@ def configure(parser) -> None:
     hub.add_argument("--port", type=int, default=8000, help="port (default 8000; the proxy's API uses the next one)")
     hub.add_argument("--proxy", type=Path, default=Path("build/hub-npm/node_modules/.bin/configurable-http-proxy"),
                      help="configurable-http-proxy (make hub installs it there with npm)")
+    hub.add_argument("--roster", type=Path, default=None,
+                     help="CSV with the header id,first_name,last_name,email: the students' names and e-mail for "
+                          "the gradebook (id = account; default: empty names)")
     hub.add_argument("--setup-only", action="store_true", help="set everything up, print how to start, exit")
     hub.add_argument("--remove-accounts", action="store_true",
                      help="delete those accounts named by --instructor and --students that make hub made (and "
@@ -185,7 +188,8 @@ def _hub(args) -> int:
         raise RlprepError(f"unknown lab(s): {', '.join(sorted(set(labs) - set(known))) or '(none)'}",
                           f"labs: {', '.join(known)} (or all)")
     plan = hub.HubPlan(args.root.resolve(), repo, args.instructor, students, labs, args.ip, args.port,
-                       gradebook=args.gradebook or None, proxy=args.proxy.resolve())
+                       gradebook=args.gradebook or None, proxy=args.proxy.resolve(),
+                       roster=args.roster.resolve() if args.roster else None)
     settings = hub.setup(plan)
     argv, env = hub.hub_command(plan)
     print(f"hub: http://{args.ip}:{args.port}/ (log in as {args.instructor} or {', '.join(students)}; passwords in "

@@ -132,12 +132,18 @@ class Classroom:
 
     def add_roster(self, rows: list[dict]) -> None:
         """The class list into the gradebook (what ``nbgrader db student import roster.csv`` does): each row's
-        ``id``, ``first_name``, ``last_name``, ``email``."""
+        ``id``, ``first_name``, ``last_name``, ``email``. Idempotent. A name a row leaves out (or None) keeps what
+        the gradebook has, and is empty, not None, where the gradebook has none: formgrader shows None as "None"."""
         from nbgrader.api import Gradebook
 
         with Gradebook(self.db_url, self.course_id) as gb:
+            known = {s.id: s for s in gb.students}
             for row in rows:
-                gb.update_or_create_student(row["id"], **{k: v for k, v in row.items() if k != "id"})
+                fields = {k: v for k, v in row.items() if k != "id" and v is not None}
+                for name in ("first_name", "last_name"):
+                    if name not in fields and getattr(known.get(row["id"]), name, None) is None:
+                        fields[name] = ""
+                gb.update_or_create_student(row["id"], **fields)
 
     def collect(self, lab: str) -> None:
         """``nbgrader collect``: inbound -> course/submitted/<student>/<lab>/."""

@@ -13,6 +13,10 @@ instructor who is also the grader):
   ``autograder/nbgrader_config.py`` (the sandboxed grader and the sanitiser of every page that shows a submission),
   the labs generated and released to the exchange as the instructor (``nbgrader generate_assignment`` and
   ``release_assignment``);
+- the students in the course's gradebook (:func:`add_students`, as the instructor: ``Classroom.add_roster``, what
+  ``nbgrader db student import`` does), id the account, names and e-mail from ``--roster`` where it lists them, else
+  empty (not None, which formgrader shows as "None"), so formgrader and ``rlprep classroom report`` know who
+  handed in nothing;
 - the Jupyter configuration of every server the hub starts (``ROOT/etc/jupyter``: the course id, exchange and
   collect for nbgrader, formgrader's frame headers), learner mode in each student's ``~/.jupyter`` (no formgrader, no
   create-assignment, no validate button: ``rlprep.grading.learner_mode``);
@@ -29,6 +33,7 @@ under ``build/hub-npm`` (``hub/package-lock.json``).
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import pwd
@@ -53,7 +58,8 @@ SERVER_CONFIG = ('c = get_config()  # noqa: F821\nc.ServerApp.tornado_settings =
 @dataclass
 class HubPlan:
     """Where and for whom: ``root`` holds the hub's own files; accounts are made for ``instructor`` and
-    ``students``; ``labs`` are released; ``gradebook`` (a URL) is the course's, else SQLite in ``autograder/``."""
+    ``students``; ``labs`` are released; ``gradebook`` (a URL) is the course's, else SQLite in ``autograder/``;
+    ``roster``: a CSV (``id,first_name,last_name,email``) with the students' names, optional."""
 
     root: Path
     repo: Path
@@ -67,6 +73,7 @@ class HubPlan:
     exchange: Path = EXCHANGE
     gradebook: str | None = None
     proxy: Path | None = None
+    roster: Path | None = None
     profile: str = field(default_factory=lambda: _active_profile())
 
     @property
@@ -278,6 +285,49 @@ def set_up_course(plan: HubPlan, python: Path) -> None:
                  timeout=600)
 
 
+# -- the gradebook's roster --------------------------------------------------------------------------------------
+ROSTER_FIELDS = ("id", "first_name", "last_name", "email")  # nbgrader db student import's columns
+# run as the instructor in the course's autograder/: the gradebook its nbgrader_config.py names (SQLite or the URL)
+ADD_ROSTER = ("import json, sys; from pathlib import Path; from rlprep.classroom.cycle import Classroom; "
+              "Classroom(Path('.'), config_file=Path('nbgrader_config.py')).add_roster(json.load(sys.stdin))")
+
+
+def roster_rows(plan: HubPlan) -> list[dict]:
+    """One gradebook row per student account, ``{"id": account, ...}``, with the names and e-mail ``plan.roster``
+    gives that account (an empty cell gives nothing). A roster row for an account not in ``plan.students``, a
+    repeated id or a header other than :data:`ROSTER_FIELDS` is an error, raised before anything is made."""
+    rows = {sid: {"id": sid} for sid in plan.students}
+    if plan.roster is None:
+        return list(rows.values())
+    fix = f"write {plan.roster} as UTF-8 CSV with the header {','.join(ROSTER_FIELDS)}, one row per student account"
+    try:
+        with open(plan.roster, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            entries, header = list(reader), reader.fieldnames or []
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise RlprepError(f"cannot read the roster {plan.roster}: {err}", fix) from None
+    if "id" not in header or set(header) - set(ROSTER_FIELDS):
+        raise RlprepError(f"the roster {plan.roster} has the columns {','.join(map(str, header))}", fix)
+    seen = set()
+    for entry in entries:
+        sid = (entry.get("id") or "").strip()
+        if sid in seen or sid not in rows:
+            why = "twice" if sid in seen else f"but the student accounts are {', '.join(rows)}"
+            raise RlprepError(f"the roster {plan.roster} lists {sid!r} {why}",
+                              "give each account in --students at most one row (add the account to --students, or "
+                              "remove the row)")
+        seen.add(sid)
+        rows[sid].update({k: v.strip() for k, v in entry.items() if k in ROSTER_FIELDS[1:] and v and v.strip()})
+    return list(rows.values())
+
+
+def add_students(plan: HubPlan, python: Path, rows: list[dict]) -> None:
+    """``rows`` (:func:`roster_rows`) into the course's gradebook, as the instructor (the gradebook stays theirs).
+    Re-running adds no second copy; a name the rows leave out keeps what the gradebook has."""
+    _run([str(python), "-c", ADD_ROSTER], user=plan.instructor, cwd=plan.course_home / "autograder",
+         env=user_env(plan, python, plan.instructor), input=json.dumps(rows), timeout=300)
+
+
 def make_exchange(plan: HubPlan) -> None:
     """nbgrader's exchange root, owned by root: ``ugo+rwx`` as nbgrader's demos set it (its release step insists on
     rwx for all) plus the sticky bit, so no student can rename or replace the course's folder in it (its
@@ -349,11 +399,13 @@ def prepare(plan: HubPlan) -> dict[str, str]:
 
 def setup(plan: HubPlan) -> dict:
     """Everything above; writes ``ROOT/state/hub.json`` (what ``hub/jupyterhub_config.py`` reads) and returns it."""
+    rows = roster_rows(plan)  # a bad roster stops setup before any account is made
     prepare(plan)
     python = user_python(plan)
     write_jupyter_config(plan)
     write_user_config(plan)
     set_up_course(plan, python)
+    add_students(plan, python, rows)
     settings = {**{k: str(v) if isinstance(v, Path) else v for k, v in asdict(plan).items()},
                 "course": COURSE, "python": str(python), "course_home": str(plan.course_home),
                 "jupyter_config": str(plan.root / "etc" / "jupyter"),

@@ -34,10 +34,7 @@ def _is_type_checking(node: ast.If) -> bool:
         (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-KNOWN_LAZY_CYCLES = {  # lazy on one side, in modules other work owns (issue 37): each to be split, then removed here
-    frozenset({"rlprep.interview.claims", "rlprep.interview.scoring"}),
-    frozenset({"rlprep.interview.cli", "rlprep.interview.defend"}),
-}
+KNOWN_LAZY_CYCLES: set[frozenset[str]] = set()  # none left: the scorer table and the --llm factory were split out
 
 
 def all_imports(tree: ast.Module):

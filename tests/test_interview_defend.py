@@ -17,7 +17,7 @@ from rlprep.interview.defence_facts import answer_cells, code_facts, grade_facts
 from rlprep.interview.defend import Defence, check_phrasing, pick
 from rlprep.interview.llm_client import LLMConfig
 from rlprep.interview.llm_interviewer import LLMInterviewer
-from rlprep.interview.scoring import offline_scorer
+from rlprep.interview.offline_scorers import offline_scorer
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB01, LAB05 = ROOT / "labs" / "lab01_gae" / "lab01_gae.ipynb", ROOT / "labs" / "lab05_grpo" / "lab05_grpo.ipynb"

@@ -19,7 +19,7 @@ from rlprep.interview.bank import KeyPoint, Question, Text, load_bank
 from rlprep.interview.judge import check_judgement
 from rlprep.interview.llm_client import LLMConfig
 from rlprep.interview.llm_interviewer import AnchoredFollowUp, LLMInterviewer, check_follow_up
-from rlprep.interview.scoring import offline_scorer
+from rlprep.interview.offline_scorers import offline_scorer
 from rlprep.interview.session import MockSession, SessionSettings
 from rlprep.interview.terminal import run_terminal
 

@@ -36,7 +36,7 @@ COMMANDS: dict[str, Command] = {
     "lab": Command("rlprep.lab_cli", "open the course in JupyterLab (learner mode, start page)"),
     "profile": Command("rlprep.profile_cli", "show the active profile and what it trains"),
     "mock": Command("rlprep.interview.cli", "a timed mock interview with follow-ups, scoring and spaced repetition"),
-    "progress": Command("rlprep.interview.progress", "per-topic interview mastery, lab scores and coding rounds"),
+    "progress": Command("rlprep.progress_cli", "per-topic interview mastery, lab scores and coding rounds"),
     "coding": Command("rlprep.coding.cli", "the coding bank: list it, grade a file, release a problem for nbgrader"),
     "llm": Command("rlprep.interview.llm_cli", "check the language model `rlprep mock --llm` would use (one test call)"),
     "grade": Command("rlprep.grading.grade", "grade a lab notebook with the hidden tests"),

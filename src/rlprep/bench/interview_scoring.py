@@ -57,7 +57,8 @@ def measure(score: Callable, bank: dict, labelled: dict[str, dict[str, str]]) ->
 def bench_interview_scoring(root: Path, llm_judge: bool = False) -> dict:
     """The offline scorers (and, with ``llm_judge``, the configured model) on the labelled set."""
     from rlprep.interview.bank import load_bank
-    from rlprep.interview.scoring import OFFLINE_SCORERS, PASS_SCORE
+    from rlprep.interview.offline_scorers import OFFLINE_SCORERS
+    from rlprep.interview.scoring import PASS_SCORE
 
     bank = load_bank()
     labelled = load_labelled(root / LABELLED_SET)
@@ -77,7 +78,7 @@ def bench_interview_scoring(root: Path, llm_judge: bool = False) -> dict:
 def _llm_scorer() -> tuple[str, Callable]:
     from rlprep.interview.judge import JUDGE_MAX_TOKENS, JUDGEMENT_SCHEMA, llm_judgement
     from rlprep.interview.llm_client import ChatClient, LLMConfig
-    from rlprep.interview.scoring import OFFLINE_SCORERS
+    from rlprep.interview.offline_scorers import OFFLINE_SCORERS
 
     client = ChatClient(LLMConfig.from_env())
 

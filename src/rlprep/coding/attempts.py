@@ -51,10 +51,9 @@ class CodingLog:
     """The coding tables of the learner's history file (``path``: default ``<RLPREP_HOME>/history.sqlite``)."""
 
     def __init__(self, path: str | Path | None = None):
-        from rlprep.interview import history as answers
+        from rlprep.interview.history import AnswerHistory
 
-        opener = getattr(answers, "AnswerHistory", None) or getattr(answers, "AnswerHistory")
-        with opener(path) as checked:  # validates the file (or creates it) and reports a damaged one
+        with AnswerHistory(path) as checked:  # validates the file (or creates it) and reports a damaged one
             self.path = Path(checked.path)
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=10)

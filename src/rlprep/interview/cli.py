@@ -185,7 +185,11 @@ def _run_questions(args: argparse.Namespace) -> int:
             raise RlprepError(f"no answers file {args.answers}", "pass an existing file to --answers")
         stream = args.answers.open(encoding="utf-8")
     try:
-        interviewer = llm_interviewer(args, settings.scorer) if args.llm else None
+        interviewer = None
+        if args.llm:
+            from rlprep.interview.llm_interviewer import from_environment
+
+            interviewer = from_environment(settings.scorer, ask_first=not args.no_confirm)
         if interviewer is not None:
             settings.llm = interviewer.client.config.as_record()
         with AnswerHistory() as history:
@@ -197,11 +201,3 @@ def _run_questions(args: argparse.Namespace) -> int:
         if stream is not None:
             stream.close()
 
-
-def llm_interviewer(args: argparse.Namespace, scorer: str | None):
-    """The model interviewer of ``--llm``, from the RLPREP_LLM_* settings (an :class:`RlprepError` names a missing one)."""
-    from rlprep.interview.llm_client import ChatClient, LLMConfig
-    from rlprep.interview.llm_interviewer import LLMInterviewer
-    from rlprep.interview.scoring import offline_scorer
-
-    return LLMInterviewer(ChatClient(LLMConfig.from_env()), offline_scorer(scorer), ask_first=not args.no_confirm)

@@ -191,9 +191,9 @@ def run_defence(args: argparse.Namespace) -> int:
                           "grade the lab first (rlprep grade), or pass --runs with a training run")
     interviewer = None
     if args.llm:
-        from rlprep.interview.cli import llm_interviewer
+        from rlprep.interview.llm_interviewer import from_environment
 
-        interviewer = llm_interviewer(args, None)
+        interviewer = from_environment(None, ask_first=not args.no_confirm)
     stream = args.answers.open(encoding="utf-8") if args.answers is not None else sys.stdin
     interactive = args.answers is None and sys.stdin.isatty()
     if interviewer is not None:

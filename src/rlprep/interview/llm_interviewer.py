@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable
 from rlprep.interview.bank import FollowUp, Question, Text
 from rlprep.interview.grounding import ask_checked, entry_context, quote_found, taught_fragment, transcript
 from rlprep.interview.judge import JUDGE_MAX_TOKENS, JUDGEMENT_SCHEMA, llm_judgement
-from rlprep.interview.llm_client import ChatClient, LLMError, consent_text
+from rlprep.interview.llm_client import ChatClient, LLMConfig, LLMError, consent_text
 from rlprep.interview.scoring import Judgement, normalise
 
 if TYPE_CHECKING:
@@ -222,3 +222,10 @@ class LLMInterviewer:
 def _instead(n: int) -> str:
     return "the bank's follow-up instead" if n == 1 else "no further follow-up for this question"
 
+
+def from_environment(scorer: str | None, ask_first: bool = True) -> LLMInterviewer:
+    """The model interviewer of ``--llm`` (``rlprep mock`` and ``--defend``) from the RLPREP_LLM_* settings (an
+    :class:`RlprepError` names a missing one), falling back to the offline scorer ``scorer`` (None: the default)."""
+    from rlprep.interview.offline_scorers import offline_scorer
+
+    return LLMInterviewer(ChatClient(LLMConfig.from_env()), offline_scorer(scorer), ask_first=ask_first)

@@ -1,5 +1,5 @@
-"""``rlprep progress``: per-topic mastery from the mock interviews, lab scores from ``rlprep grade`` and, once there
-are any, the coding rounds of ``rlprep mock --coding`` (``rlprep.coding.progress``).
+"""Progress from the answer history: per-topic mastery from the mock interviews and lab scores from ``rlprep grade``
+(``rlprep progress`` prints them, then the coding rounds: :mod:`rlprep.progress_cli`).
 
 Mastery of a topic is the mean, over the bank's questions with that topic, of each question's latest mastery
 (the mean of key-point coverage and self-rating; a question never answered counts 0).
@@ -7,7 +7,6 @@ Mastery of a topic is the mean, over the bank's questions with that topic, of ea
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +46,7 @@ def _bar(fraction: float, width: int = 10) -> str:
 
 
 def progress_text(history: AnswerHistory, bank: dict[str, Question], now: float | None = None) -> str:
-    """The terminal table: per-topic mastery, then lab scores, then the coding rounds (when any were recorded)."""
+    """The terminal table: per-topic mastery, then lab scores (``rlprep progress`` adds the coding rounds)."""
     lines = ["Mock-interview mastery per topic (coverage and self-rating of each question's latest answer):",
              f"  {'topic':<20} {'seen':>7}  {'mastery':>7}  {'':10}  {'due':>3}"]
     rows = topic_mastery(history, bank, now)
@@ -67,10 +66,6 @@ def progress_text(history: AnswerHistory, bank: dict[str, Question], now: float 
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g["graded_at"]))
             lines.append(f"  {lab:<24} {g['latest']:>4g}/{g['max_score']:<4g} {g['best']:>4g}/{g['max_score']:<4g}"
                          f" {g['runs']:>5}  {when:<16}  {graded_file(lab, g['notebook'])}")
-    from rlprep.coding.progress import coding_lines
-
-    lines += coding_lines(history.path, now)
-    lines.append(f"\n(history: {history.path})")
     return "\n".join(lines)
 
 
@@ -135,15 +130,3 @@ def _say(ax, text: str) -> None:
     """``text`` in the middle of an empty panel."""
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
 
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Show per-topic mastery from your mock interviews, your lab scores from `rlprep grade` "
-                          "and your coding rounds from `rlprep mock --coding` (history in $RLPREP_HOME, else the "
-                          "user data dir). In a notebook: "
-                          "from rlprep.interview import plot_progress; plot_progress().")
-
-
-def run(args: argparse.Namespace) -> int:
-    with AnswerHistory() as history:
-        print(progress_text(history, load_bank()))
-    return 0

@@ -10,6 +10,8 @@ from the learner's answer, lists the entry's misconceptions the answer states, a
 - ``llm:<model>``: a language model's judgement (:mod:`rlprep.interview.judge`), validated, with one of the offline
   scorers taking over when the model's output is invalid twice.
 
+The scorers by name (``--scorer``) are in :mod:`rlprep.interview.offline_scorers`.
+
 The score is one number in [0, 1]: covered 1, partial 0.5, missing and wrong 0, minus one key point's worth per
 misconception stated, over the number of key points. An answer passes at :data:`PASS_SCORE`, the mastery at which the
 spaced repetition moves a question up a box (:data:`rlprep.interview.history.PASS_MASTERY`).
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
 
 from rlprep.interview.bank import Question, Text
 from rlprep.interview.history import PASS_MASTERY
@@ -158,28 +159,6 @@ def keyword_judgement(question: Question, *answers: str) -> Judgement:
     points = tuple(PointVerdict("covered", term_sentence(kp.terms, text)) if i in covered else PointVerdict("missing")
                    for i, kp in enumerate(question.key_points))
     return Judgement("keyword", points)
-
-
-def claims_judgement(question: Question, *answers: str) -> Judgement:
-    """The improved offline scorer (:func:`rlprep.interview.claims.judge`)."""
-    from rlprep.interview.claims import judge
-
-    return judge(question, *answers)
-
-
-OFFLINE_SCORERS: dict[str, Callable[..., Judgement]] = {"claims": claims_judgement, "keyword": keyword_judgement}
-"""Offline scorer name -> ``fn(question, *answers) -> Judgement``; the first is the default."""
-DEFAULT_SCORER = "claims"
-
-
-def offline_scorer(name: str | None) -> Callable[..., Judgement]:
-    """The offline scorer called ``name`` (None: :data:`DEFAULT_SCORER`)."""
-    from rlprep.errors import RlprepError
-
-    name = name or DEFAULT_SCORER
-    if name not in OFFLINE_SCORERS:
-        raise RlprepError(f"unknown scorer {name!r}", f"choose from: {', '.join(OFFLINE_SCORERS)}")
-    return OFFLINE_SCORERS[name]
 
 
 # -- what the learner reads ------------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from rlprep.errors import RlprepError
 from rlprep.interview.bank import TOPICS, FollowUp, Question, load_bank
 from rlprep.interview.history import AnswerHistory
 from rlprep.interview.scoring import covered_points  # noqa: F401 - imported from here by callers and tests
-from rlprep.interview.scoring import Judgement, judgement_lines, offline_scorer
+from rlprep.interview.offline_scorers import offline_scorer
+from rlprep.interview.scoring import Judgement, judgement_lines
 from rlprep.interview.scoring import term_matches  # noqa: F401 - imported from here by callers and tests
 
 LANGS = ("zh", "en", "both")
@@ -91,7 +92,7 @@ class SessionSettings:
     preset: str | None = None
     """The preset these settings came from, for the record."""
     scorer: str | None = None
-    """The offline scorer (``claims`` or ``keyword``; None: the default, :data:`rlprep.interview.scoring.DEFAULT_SCORER`)."""
+    """The offline scorer (``claims`` or ``keyword``; None: the default, :data:`rlprep.interview.offline_scorers.DEFAULT_SCORER`)."""
     llm: dict | None = None
     """With ``--llm``: the model's endpoint and name, for the record (never its key)."""
 

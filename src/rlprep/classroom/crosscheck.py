@@ -98,22 +98,24 @@ def check_canvas(path: Path, expected: list[dict], roster: list[str], points: di
         return [f"canvas header {rows[0]}"]
     if rows[1] != ["Points Possible", "", "", "", "", *(f"{points[lab]:g}" for lab in labs)]:
         wrong.append(f"canvas points row {rows[1]}")
-    got = {(row[3], lab): row[5 + k] for row in rows[2:] for k, lab in enumerate(labs)}
-    if sorted(row[3] for row in rows[2:]) != sorted(map(cell_text, roster)):
-        wrong.append(f"canvas students {sorted(row[3] for row in rows[2:])} != roster {sorted(roster)}")
-    want = _expected_cells(expected, labs)
-    wrong += [f"canvas {k}: {got.get(k)!r}, expected {v!r}" for k, v in sorted(want.items()) if got.get(k) != v]
-    return wrong
+    return wrong + _check_students("canvas", rows[2:], 3, labs, roster, expected)
 
 
 def check_moodle(path: Path, expected: list[dict], roster: list[str], labs: list[str]) -> list[str]:
     """The Moodle file: header, one row per roster student keyed by Username, every score."""
-    rows, labs, wrong = _read(path), sorted(labs), []
+    rows, labs = _read(path), sorted(labs)
     if rows[0] != [*MOODLE_ID_COLUMNS, *labs]:
         return [f"moodle header {rows[0]}"]
-    got = {(row[2], lab): row[5 + k] for row in rows[1:] for k, lab in enumerate(labs)}
-    if sorted(row[2] for row in rows[1:]) != sorted(map(cell_text, roster)):
-        wrong.append(f"moodle students {sorted(row[2] for row in rows[1:])} != roster {sorted(roster)}")
+    return _check_students("moodle", rows[1:], 2, labs, roster, expected)
+
+
+def _check_students(name: str, body: list[list[str]], id_column: int, labs: list[str], roster: list[str],
+                    expected: list[dict]) -> list[str]:
+    """What is wrong in an export's student rows: one per roster student (keyed by ``id_column``), and each lab's
+    score (the columns after the five identity columns, in ``labs`` order) as the simulated class expects."""
+    got = {(row[id_column], lab): row[5 + k] for row in body for k, lab in enumerate(labs)}
+    students, wrong = sorted(row[id_column] for row in body), []
+    if students != sorted(map(cell_text, roster)):
+        wrong.append(f"{name} students {students} != roster {sorted(roster)}")
     want = _expected_cells(expected, labs)
-    wrong += [f"moodle {k}: {got.get(k)!r}, expected {v!r}" for k, v in sorted(want.items()) if got.get(k) != v]
-    return wrong
+    return wrong + [f"{name} {k}: {got.get(k)!r}, expected {v!r}" for k, v in sorted(want.items()) if got.get(k) != v]

@@ -12,30 +12,20 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from chromium import CHROMIUM
+from servers import free_port, jupyter_server, jupyterlab_argv
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "e2e"
 TOKEN = "rlprep-e2e"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -56,39 +46,16 @@ def jupyter(tmp_path_factory):
     settings = work / "settings" / "@jupyterlab" / "docmanager-extension" / "plugin.jupyterlab-settings"
     settings.parent.mkdir(parents=True)
     settings.write_text('{"autosave": false}')
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, JUPYTER_CONFIG_PATH=str(config_dir), JUPYTER_RUNTIME_DIR=str(work / "runtime"),
                RLPREP_PROFILE="smoke", RLPREP_HOME=str(work / "home"),
                MPLBACKEND="module://matplotlib_inline.backend_inline",
                # the server, its kernels, terminals and `rlprep grade` import this checkout's rlprep
                PYTHONPATH=os.pathsep.join(p for p in [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")] if p))
-    log = open(work / "jupyter.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={served}",
-         # A fresh workspace: the user's saved one would restore earlier tabs, and Run All would run in them.
-         f"--LabApp.workspaces_dir={work / 'workspaces'}", f"--LabApp.user_settings_dir={work / 'settings'}",
-         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    argv = jupyterlab_argv(port, TOKEN, served, work)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        os.killpg(proc.pid, signal.SIGTERM)
-        pytest.fail("JupyterLab did not answer /api/status within 60 s; see " + str(work / "jupyter.log"))
-    yield SimpleNamespace(base=base, root=served, work=work)
-    os.killpg(proc.pid, signal.SIGTERM)  # shut the server down by its PID (its process group)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-    log.close()
-
+    with jupyter_server(argv, base, TOKEN, work / "jupyter.log", "JupyterLab", env=env):
+        yield SimpleNamespace(base=base, root=served, work=work)
 
 
 def _open(browser, url):

@@ -9,11 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,7 +16,8 @@ import nbformat
 import pytest
 
 from chromium import CHROMIUM
-from test_browser import SHOTS, TOKEN, _code_cell, _free_port, _open, _run_cell
+from servers import free_port, jupyter_server, jupyterlab_argv
+from test_browser import SHOTS, TOKEN, _code_cell, _open, _run_cell
 
 pytestmark = pytest.mark.e2e
 
@@ -66,35 +62,14 @@ def lab(tmp_path_factory):
     tracker = work / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
     tracker.write_text('{"windowingMode": "none"}')
-    port = _free_port()
+    port = free_port()
     env = dict(kernel_environment(os.environ), JUPYTER_CONFIG_PATH=str(work / "config"),
                JUPYTER_RUNTIME_DIR=str(work / "runtime"), RLPREP_PROFILE="smoke", RLPREP_HOME=str(work / "home"),
                PYTHONPATH=os.pathsep.join(p for p in [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")] if p))
-    log = open(work / "jupyter.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={served}",
-         f"--LabApp.workspaces_dir={work / 'workspaces'}", f"--LabApp.user_settings_dir={work / 'settings'}",
-         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    argv = jupyterlab_argv(port, TOKEN, served, work)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        os.killpg(proc.pid, signal.SIGTERM)
-        pytest.fail("JupyterLab did not answer /api/status within 60 s; see " + str(work / "jupyter.log"))
-    yield SimpleNamespace(base=base, root=served, work=work)
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-    log.close()
+    with jupyter_server(argv, base, TOKEN, work / "jupyter.log", "JupyterLab", env=env):
+        yield SimpleNamespace(base=base, root=served, work=work)
 
 
 @pytest.mark.parametrize("path", ["labs/lab01_gae/lab01_gae.ipynb", "notebooks/02_gae.ipynb"])

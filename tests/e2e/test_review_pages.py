@@ -15,19 +15,15 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import signal
-import socket
-import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from chromium import CHROMIUM
+from servers import free_port, jupyter_server
 from hostile_html import LAB, MARK, STUDENT, review, submission_id
 
 pytestmark = pytest.mark.e2e
@@ -62,12 +58,6 @@ HONEST_SHOWN = """() => {
 }"""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     if CHROMIUM is None:
@@ -83,31 +73,13 @@ def course(tmp_path_factory):
 @pytest.fixture(scope="module")
 def formgrader(course):
     """A Jupyter server with formgrader (the venv's nbgrader extensions), started in the course folder."""
-    port = _free_port()
-    log = open(course.work / "jupyter.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={course.work}"],
-        cwd=course.course, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env=dict(os.environ, JUPYTER_RUNTIME_DIR=str(course.work / "runtime")))
+    port = free_port()
+    argv = [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={course.work}"]
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        os.killpg(proc.pid, signal.SIGTERM)
-        pytest.fail(f"the Jupyter server did not answer within 60 s; see {course.work / 'jupyter.log'}")
-    yield SimpleNamespace(base=base)
-    os.killpg(proc.pid, signal.SIGTERM)  # the server by its process group
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-    log.close()
+    with jupyter_server(argv, base, TOKEN, course.work / "jupyter.log", "the Jupyter server", cwd=course.course,
+                        env=dict(os.environ, JUPYTER_RUNTIME_DIR=str(course.work / "runtime"))):
+        yield SimpleNamespace(base=base)
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +93,6 @@ def feedback_server(course):
     yield f"http://127.0.0.1:{server.server_address[1]}/{course.feedback().name}"
     server.shutdown()
     server.server_close()
-
 
 
 def _visit(browser, url: str, shot: str) -> SimpleNamespace:
